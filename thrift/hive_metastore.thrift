@@ -1,0 +1,444 @@
+// The subset of the Apache Hive Metastore (HMS) Thrift interface that colstats serves.
+//
+// Every struct, field id, field type, method, argument id and exception id declared here is
+// wire-identical to Hive Metastore 4.x. Fields and methods that HMS has and colstats does not
+// use are left out: Thrift readers skip unknown fields, and the server answers an unknown
+// method with UNKNOWN_METHOD. Where older clients (the Hive 2.3 Java client, Python packages
+// generated from 2.x/3.x IDLs) differ, a comment says how they are served.
+//
+// The Python code generated from this file lives in hive_metastore_thrift/ and is rebuilt by
+// scripts/generate_thrift.sh; never edit it by hand.
+
+namespace py hive_metastore_thrift
+namespace java org.apache.hadoop.hive.metastore.api
+
+// ---------------------------------------------------------------------------------------------
+// Exceptions. Each carries a single message; clients branch on the type, not the text.
+
+exception MetaException { 1: string message }
+exception UnknownTableException { 1: string message }
+exception UnknownDBException { 1: string message }
+exception AlreadyExistsException { 1: string message }
+exception InvalidPartitionException { 1: string message }
+exception UnknownPartitionException { 1: string message }
+exception InvalidObjectException { 1: string message }
+exception NoSuchObjectException { 1: string message }
+exception InvalidOperationException { 1: string message }
+exception ConfigValSecurityException { 1: string message }
+exception InvalidInputException { 1: string message }
+
+// ---------------------------------------------------------------------------------------------
+// Metadata.
+
+enum PrincipalType {
+  USER = 1,
+  ROLE = 2,
+  GROUP = 3,
+}
+
+enum SerdeType {
+  HIVE = 1,
+  SCHEMA_REGISTRY = 2,
+}
+
+enum DatabaseType {
+  NATIVE = 1,
+  REMOTE = 2,
+}
+
+struct FieldSchema {
+  1: string name,
+  2: string type,
+  3: string comment
+}
+
+struct EnvironmentContext {
+  1: map<string, string> properties
+}
+
+struct SerDeInfo {
+  1: string name,
+  2: string serializationLib,
+  3: map<string, string> parameters,
+  4: optional string description,
+  5: optional string serializerClass,
+  6: optional string deserializerClass,
+  7: optional SerdeType serdeType
+}
+
+struct Order {
+  1: string col,
+  2: i32 order
+}
+
+struct SkewedInfo {
+  1: list<string> skewedColNames,
+  2: list<list<string>> skewedColValues,
+  3: map<list<string>, string> skewedColValueLocationMaps,
+}
+
+struct StorageDescriptor {
+  1: list<FieldSchema> cols,
+  2: string location,
+  3: string inputFormat,
+  4: string outputFormat,
+  5: bool compressed,
+  6: i32 numBuckets,
+  7: SerDeInfo serdeInfo,
+  8: list<string> bucketCols,
+  9: list<Order> sortCols,
+  10: map<string, string> parameters,
+  11: optional SkewedInfo skewedInfo,
+  12: optional bool storedAsSubDirectories
+}
+
+// Field 5 (privileges) is not declared: colstats keeps no grants.
+struct Database {
+  1: string name,
+  2: string description,
+  3: string locationUri,
+  4: map<string, string> parameters,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType,
+  8: optional string catalogName,
+  9: optional i32 createTime,
+  10: optional string managedLocationUri,
+  11: optional DatabaseType type,
+  12: optional string connector_name,
+  13: optional string remote_dbname
+}
+
+// Field 13 (privileges) is not declared. Field 16 is CreationMetadata in 3.x+ but a catName
+// string in the Hive 2.3 Java client; it is not declared so that both are skipped on read.
+struct Table {
+  1: string tableName,
+  2: string dbName,
+  3: string owner,
+  4: i32 createTime,
+  5: i32 lastAccessTime,
+  6: i32 retention,
+  7: StorageDescriptor sd,
+  8: list<FieldSchema> partitionKeys,
+  9: map<string, string> parameters,
+  10: string viewOriginalText,
+  11: string viewExpandedText,
+  12: string tableType,
+  14: optional bool temporary = false,
+  15: optional bool rewriteEnabled,
+  17: optional string catName,
+  18: optional PrincipalType ownerType = PrincipalType.USER,
+  19: optional i64 writeId = -1,
+  20: optional bool isStatsCompliant,
+  21: optional ColumnStatistics colStats,
+  22: optional i8 accessType,
+  23: optional list<string> requiredReadCapabilities,
+  24: optional list<string> requiredWriteCapabilities,
+  25: optional i64 id
+}
+
+// Field 8 (privileges) and 13 (fileMetadata) are not declared.
+struct Partition {
+  1: list<string> values,
+  2: string dbName,
+  3: string tableName,
+  4: i32 createTime,
+  5: i32 lastAccessTime,
+  6: StorageDescriptor sd,
+  7: map<string, string> parameters,
+  9: optional string catName,
+  10: optional i64 writeId = -1,
+  11: optional bool isStatsCompliant,
+  12: optional ColumnStatistics colStats
+}
+
+struct AddPartitionsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required list<Partition> parts,
+  4: required bool ifNotExists,
+  5: optional bool needResult = true,
+  6: optional string catName,
+  7: optional string validWriteIdList
+}
+
+struct AddPartitionsResult {
+  1: optional list<Partition> partitions,
+  2: optional bool isStatsCompliant
+}
+
+// ---------------------------------------------------------------------------------------------
+// Column statistics.
+
+struct BooleanColumnStatsData {
+  1: required i64 numTrues,
+  2: required i64 numFalses,
+  3: required i64 numNulls,
+  4: optional binary bitVectors
+}
+
+struct DoubleColumnStatsData {
+  1: optional double lowValue,
+  2: optional double highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram
+}
+
+struct LongColumnStatsData {
+  1: optional i64 lowValue,
+  2: optional i64 highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram
+}
+
+struct StringColumnStatsData {
+  1: required i64 maxColLen,
+  2: required double avgColLen,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors
+}
+
+struct BinaryColumnStatsData {
+  1: required i64 maxColLen,
+  2: required double avgColLen,
+  3: required i64 numNulls,
+  4: optional binary bitVectors
+}
+
+// The unscaled value is big-endian two's complement. Hive 3.x+ declares scale first; the
+// order of declaration changes no bytes on the wire.
+struct Decimal {
+  1: required binary unscaled,
+  3: required i16 scale
+}
+
+struct DecimalColumnStatsData {
+  1: optional Decimal lowValue,
+  2: optional Decimal highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram
+}
+
+struct Date {
+  1: required i64 daysSinceEpoch
+}
+
+struct DateColumnStatsData {
+  1: optional Date lowValue,
+  2: optional Date highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram
+}
+
+struct Timestamp {
+  1: required i64 secondsSinceEpoch
+}
+
+struct TimestampColumnStatsData {
+  1: optional Timestamp lowValue,
+  2: optional Timestamp highValue,
+  3: required i64 numNulls,
+  4: required i64 numDVs,
+  5: optional binary bitVectors,
+  6: optional binary histogram
+}
+
+union ColumnStatisticsData {
+  1: BooleanColumnStatsData booleanStats,
+  2: LongColumnStatsData longStats,
+  3: DoubleColumnStatsData doubleStats,
+  4: StringColumnStatsData stringStats,
+  5: BinaryColumnStatsData binaryStats,
+  6: DecimalColumnStatsData decimalStats,
+  7: DateColumnStatsData dateStats,
+  8: TimestampColumnStatsData timestampStats
+}
+
+struct ColumnStatisticsObj {
+  1: required string colName,
+  2: required string colType,
+  3: required ColumnStatisticsData statsData
+}
+
+struct ColumnStatisticsDesc {
+  1: required bool isTblLevel,
+  2: required string dbName,
+  3: required string tableName,
+  4: optional string partName,
+  5: optional i64 lastAnalyzed,
+  6: optional string catName
+}
+
+// A missing engine means "hive" (clients older than 4.x never send it).
+struct ColumnStatistics {
+  1: required ColumnStatisticsDesc statsDesc,
+  2: required list<ColumnStatisticsObj> statsObj,
+  3: optional bool isStatsCompliant,
+  4: optional string engine = "hive"
+}
+
+struct AggrStats {
+  1: required list<ColumnStatisticsObj> colStats,
+  2: required i64 partsFound,
+  3: optional bool isStatsCompliant
+}
+
+// engine is required in 4.0-beta and optional (default "hive") later; it may be missing.
+struct SetPartitionsStatsRequest {
+  1: required list<ColumnStatistics> colStats,
+  2: optional bool needMerge,
+  3: optional i64 writeId = -1,
+  4: optional string validWriteIdList,
+  5: optional string engine = "hive"
+}
+
+struct SetPartitionsStatsResponse {
+  1: required bool result
+}
+
+// The Hive 2.3 Java client has catName in PartitionsStatsRequest but not here; Trino sends
+// neither catName nor engine.
+struct TableStatsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required list<string> colNames,
+  4: optional string catName,
+  5: optional string validWriteIdList,
+  6: optional string engine = "hive",
+  7: optional i64 id = -1
+}
+
+struct TableStatsResult {
+  1: required list<ColumnStatisticsObj> tableStats,
+  2: optional bool isStatsCompliant
+}
+
+struct PartitionsStatsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required list<string> colNames,
+  4: required list<string> partNames,
+  5: optional string catName,
+  6: optional string validWriteIdList,
+  7: optional string engine = "hive"
+}
+
+struct PartitionsStatsResult {
+  1: required map<string, list<ColumnStatisticsObj>> partStats,
+  2: optional bool isStatsCompliant
+}
+
+// ---------------------------------------------------------------------------------------------
+// Service. ThriftHiveMetastore extends fb303.FacebookService in HMS; colstats answers the
+// fb303 calls with UNKNOWN_METHOD, which the clients named above never make.
+
+service ThriftHiveMetastore {
+  // Databases.
+  void create_database(1: Database database)
+    throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3)
+  Database get_database(1: string name)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void drop_database(1: string name, 2: bool deleteData, 3: bool cascade)
+    throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
+  list<string> get_databases(1: string pattern) throws (1: MetaException o1)
+  list<string> get_all_databases() throws (1: MetaException o1)
+
+  // Tables.
+  void create_table(1: Table tbl)
+    throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: NoSuchObjectException o4)
+  void create_table_with_environment_context(1: Table tbl,
+                                             2: EnvironmentContext environment_context)
+    throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: NoSuchObjectException o4)
+  void drop_table(1: string dbname, 2: string name, 3: bool deleteData)
+    throws (1: NoSuchObjectException o1, 2: MetaException o3)
+  void drop_table_with_environment_context(1: string dbname, 2: string name,
+                                           3: bool deleteData,
+                                           4: EnvironmentContext environment_context)
+    throws (1: NoSuchObjectException o1, 2: MetaException o3)
+  list<string> get_tables(1: string db_name, 2: string pattern) throws (1: MetaException o1)
+  list<string> get_all_tables(1: string db_name) throws (1: MetaException o1)
+  Table get_table(1: string dbname, 2: string tbl_name)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+
+  // Partitions.
+  Partition add_partition(1: Partition new_part)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  i32 add_partitions(1: list<Partition> new_parts)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  AddPartitionsResult add_partitions_req(1: AddPartitionsRequest request)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition get_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  Partition get_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  list<Partition> get_partitions(1: string db_name, 2: string tbl_name, 3: i16 max_parts = -1)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  list<Partition> get_partitions_by_names(1: string db_name, 2: string tbl_name,
+                                          3: list<string> names)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  // Hive 2.x declares only MetaException (as id 1); 3.x+ declares NoSuchObject first.
+  list<string> get_partition_names(1: string db_name, 2: string tbl_name,
+                                   3: i16 max_parts = -1)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
+                      4: bool deleteData)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool drop_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name,
+                              4: bool deleteData)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+
+  // Column statistics.
+  bool update_table_column_statistics(1: ColumnStatistics stats_obj)
+    throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: InvalidInputException o4)
+  bool update_partition_column_statistics(1: ColumnStatistics stats_obj)
+    throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: InvalidInputException o4)
+  ColumnStatistics get_table_column_statistics(1: string db_name, 2: string tbl_name,
+                                               3: string col_name)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidInputException o3,
+            4: InvalidObjectException o4)
+  ColumnStatistics get_partition_column_statistics(1: string db_name, 2: string tbl_name,
+                                                   3: string part_name, 4: string col_name)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidInputException o3,
+            4: InvalidObjectException o4)
+  // engine (argument 5 / 4) is 4.x only; a client that omits it deletes for every engine.
+  bool delete_partition_column_statistics(1: string db_name, 2: string tbl_name,
+                                          3: string part_name, 4: string col_name,
+                                          5: string engine)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3,
+            4: InvalidInputException o4)
+  bool delete_table_column_statistics(1: string db_name, 2: string tbl_name,
+                                      3: string col_name, 4: string engine)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2, 3: InvalidObjectException o3,
+            4: InvalidInputException o4)
+
+  // Batch and aggregate statistics calls.
+  TableStatsResult get_table_statistics_req(1: TableStatsRequest request)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  PartitionsStatsResult get_partitions_statistics_req(1: PartitionsStatsRequest request)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  AggrStats get_aggr_stats_for(1: PartitionsStatsRequest request)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool set_aggr_stats_for(1: SetPartitionsStatsRequest request)
+    throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: InvalidInputException o4)
+  // 4.x (and post-3.1 IDLs); not in the Hive 2.3 client.
+  SetPartitionsStatsResponse update_table_column_statistics_req(1: SetPartitionsStatsRequest req)
+    throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: InvalidInputException o4)
+  SetPartitionsStatsResponse update_partition_column_statistics_req(
+      1: SetPartitionsStatsRequest req)
+    throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: InvalidInputException o4)
+}

@@ -1,0 +1,55 @@
+"""Alembic environment: runs the colstats migrations against the URL in the configuration.
+
+The URL comes from the configuration's sqlalchemy.url (set by `metastore db upgrade --db URL`)
+or, for plain `alembic upgrade head` in a checkout, from the METASTORE_DB environment variable.
+"""
+
+from __future__ import annotations
+
+import os
+
+import sqlalchemy as sa
+from alembic import context
+
+from metastore.models import Base
+
+# An arbitrary constant: the PostgreSQL advisory lock that serializes concurrent migrations.
+MIGRATION_LOCK_ID = 0x636F6C73
+
+config = context.config
+url = config.get_main_option("sqlalchemy.url") or os.environ.get("METASTORE_DB")
+if not url:
+    raise SystemExit("no database URL: set METASTORE_DB or pass --db to `metastore db upgrade`")
+
+
+def run_migrations() -> None:
+    engine = sa.create_engine(url)
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            # Batch migrations copy tables; cascades must not fire while they do.
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        if conn.dialect.name == "postgresql":
+            # Fail instead of hanging behind a stuck session; wait for another migrating server.
+            conn.exec_driver_sql("SET lock_timeout = '60s'")
+            conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK_ID})")
+        conn.commit()
+        try:
+            context.configure(
+                connection=conn,
+                target_metadata=Base.metadata,
+                render_as_batch=conn.dialect.name == "sqlite",
+                compare_type=True,
+                compare_server_default=True,
+            )
+            with context.begin_transaction():
+                context.run_migrations()
+        finally:
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_ID})")
+                conn.commit()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    raise SystemExit("offline (--sql) migrations are not supported")
+run_migrations()

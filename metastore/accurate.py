@@ -1,0 +1,61 @@
+"""COLUMN_STATS_ACCURATE: the table or partition parameter that says which statistics are
+current, maintained as HMS does.
+
+The value is compact JSON with BASIC_STATS first (only when true) and then COLUMN_STATS with
+the column names sorted, e.g. {"BASIC_STATS":"true","COLUMN_STATS":{"a":"true"}}. A legacy
+bare "true" means basic statistics only; text that does not parse means nothing is accurate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+KEY = "COLUMN_STATS_ACCURATE"
+
+
+def _parse(value: str | None) -> tuple[bool, set[str]]:
+    if not value:
+        return False, set()
+    if value.strip().lower() == "true":
+        return True, set()
+    try:
+        parsed: Any = json.loads(value)
+    except ValueError:
+        return False, set()
+    if not isinstance(parsed, dict):
+        return False, set()
+    basic = str(parsed.get("BASIC_STATS", "")).lower() == "true"
+    columns = parsed.get("COLUMN_STATS")
+    accurate = (
+        {k for k, v in columns.items() if str(v).lower() == "true"}
+        if isinstance(columns, dict)
+        else set()
+    )
+    return basic, accurate
+
+
+def _render(basic: bool, columns: set[str]) -> str | None:
+    out: dict[str, Any] = {}
+    if basic:
+        out["BASIC_STATS"] = "true"
+    if columns:
+        out["COLUMN_STATS"] = dict.fromkeys(sorted(columns), "true")
+    return json.dumps(out, separators=(",", ":")) if out else None
+
+
+def accurate_columns(value: str | None) -> set[str]:
+    return _parse(value)[1]
+
+
+def with_columns(value: str | None, columns: Iterable[str]) -> str | None:
+    """VALUE with COLUMNS marked accurate; BASIC_STATS is kept."""
+    basic, accurate = _parse(value)
+    return _render(basic, accurate | set(columns))
+
+
+def without_columns(value: str | None, columns: Iterable[str] | None) -> str | None:
+    """VALUE with COLUMNS (all when None) no longer accurate; None when nothing is left."""
+    basic, accurate = _parse(value)
+    return _render(basic, set() if columns is None else accurate - set(columns))

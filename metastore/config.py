@@ -1,0 +1,101 @@
+"""Server settings: defaults, overridden by a TOML file, then by environment, then by flags.
+
+The file is the one named by --config or METASTORE_CONFIG, with keys at the top level:
+
+    db = "postgresql+psycopg://metastore@db/metastore"
+    host = "0.0.0.0"
+    port = 9083
+    framed = false
+    workers = 100
+    fetch_bitvector = false
+    fetch_histogram = false
+    migrate = true
+    log_level = "INFO"
+
+Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+
+def default_data_dir() -> Path:
+    """Where the embedded SQLite database lives: $METASTORE_HOME, else the XDG data dir."""
+    home = os.environ.get("METASTORE_HOME")
+    if home:
+        return Path(home)
+    xdg = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(xdg) / "colstats"
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    db: str | None = None
+    """SQLAlchemy URL; None means a SQLite file in the data directory."""
+    host: str = "0.0.0.0"
+    port: int = 9083
+    framed: bool = False
+    """Framed transport; HMS and its clients use the unframed (buffered) one."""
+    workers: int = 100
+    """Connections served at once; HMS clients keep their connection open between calls."""
+    fetch_bitvector: bool = False
+    """Return bit vectors on reads, like HMS's metastore.stats.fetch.bitvector."""
+    fetch_histogram: bool = False
+    """Return KLL histograms on reads, like HMS's metastore.stats.fetch.kll."""
+    migrate: bool = True
+    """Bring the schema to the newest revision on start."""
+    log_level: str = "INFO"
+
+    def database_url(self) -> str:
+        if self.db:
+            return self.db
+        data_dir = default_data_dir()
+        data_dir.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{data_dir / 'metastore.db'}"
+
+
+_FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
+
+
+def _coerce(key: str, value: Any) -> Any:
+    kind = _FIELDS[key].type
+    if not isinstance(value, str):
+        return value
+    if kind == "bool":
+        lowered = value.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"{key}: expected a boolean, got {value!r}")
+    if kind == "int":
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"{key}: expected an integer, got {value!r}") from None
+    return value
+
+
+def load(config_file: str | None = None, **flags: Any) -> Settings:
+    """Settings from the file, the environment and FLAGS (None flags are ignored)."""
+    values: dict[str, Any] = {}
+    path = config_file or os.environ.get("METASTORE_CONFIG")
+    if path:
+        with open(path, "rb") as f:
+            from_file = tomllib.load(f)
+        unknown = sorted(set(from_file) - set(_FIELDS))
+        if unknown:
+            raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}")
+        values.update(from_file)
+    for key in _FIELDS:
+        env = os.environ.get(f"METASTORE_{key.upper()}")
+        if env is not None:
+            values[key] = env
+    values.update({k: v for k, v in flags.items() if v is not None})
+    return Settings(**{k: _coerce(k, v) for k, v in values.items()})

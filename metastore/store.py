@@ -1,0 +1,571 @@
+"""Queries over the HMS schema. Every function runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import case, delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from metastore import models as m
+
+# ------------------------------------------------------------------------------------------
+# Databases
+
+
+def find_database(s: Session, catalog: str, name: str) -> m.Database | None:
+    return s.scalar(
+        select(m.Database).where(catalog == m.Database.CTLG_NAME, name == m.Database.NAME)
+    )
+
+
+def database_names(s: Session, catalog: str, pattern: str | None = None) -> list[str]:
+    names = s.scalars(
+        select(m.Database.NAME).where(catalog == m.Database.CTLG_NAME).order_by(m.Database.NAME)
+    ).all()
+    return filter_names(names, pattern)
+
+
+def filter_names(names: Iterable[str], pattern: str | None) -> list[str]:
+    """Names matching an HMS pattern: '*' is any text, '|' separates alternatives."""
+    if pattern is None or pattern in ("", "*"):
+        return list(names)
+    alternatives = [p.strip().lower() for p in pattern.split("|")]
+    return [n for n in names if any(fnmatch.fnmatchcase(n, a) for a in alternatives)]
+
+
+def params(s: Session, model: type[Any], owner_column: str, owner_id: int) -> dict[str, str]:
+    """The PARAM_KEY -> PARAM_VALUE map of one owner in a *_PARAMS table."""
+    rows = s.execute(
+        select(model.PARAM_KEY, model.PARAM_VALUE).where(getattr(model, owner_column) == owner_id)
+    )
+    return {k: v if v is not None else "" for k, v in rows}
+
+
+def insert_params(
+    s: Session, model: type[Any], owner_column: str, owner_id: int, values: dict[str, str] | None
+) -> None:
+    if values:
+        s.add_all(
+            model(**{owner_column: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v})
+            for k, v in values.items()
+        )
+
+
+def delete_database(s: Session, db: m.Database) -> None:
+    for table in s.scalars(select(m.Table).where(m.Table.DB_ID == db.DB_ID)):
+        delete_table(s, table)
+    s.delete(db)
+
+
+# ------------------------------------------------------------------------------------------
+# Storage descriptors
+
+
+@dataclasses.dataclass
+class Storage:
+    """A storage descriptor and its parts, as rows."""
+
+    sd: m.StorageDescriptor
+    columns: list[m.Column]
+    serde: m.SerDe | None
+    serde_params: dict[str, str]
+    sd_params: dict[str, str]
+    bucket_cols: list[str]
+    sort_cols: list[tuple[str, int]]
+
+
+def insert_storages(
+    s: Session, storages: Sequence[Storage], reuse_cd_id: int | None = None
+) -> list[int]:
+    """Insert STORAGES and return their SD_IDs, in a fixed number of batched statements.
+
+    A column list equal to REUSE_CD_ID's (the table's) is shared instead of copied, as HMS
+    does for partitions, so that a table with thousands of partitions keeps one copy.
+    """
+    shared = column_signature(columns_of(s, reuse_cd_id)) if reuse_cd_id is not None else None
+    new_cds: list[tuple[Storage, m.ColumnDescriptor]] = []
+    for storage in storages:
+        if shared is not None and column_signature(storage.columns) == shared:
+            storage.sd.CD_ID = reuse_cd_id
+        else:
+            new_cds.append((storage, m.ColumnDescriptor()))
+    s.add_all(cd for _, cd in new_cds)
+    serdes = [st.serde for st in storages if st.serde is not None]
+    s.add_all(serdes)
+    s.flush()
+    for storage, cd in new_cds:
+        storage.sd.CD_ID = cd.CD_ID
+        for col in storage.columns:
+            col.CD_ID = cd.CD_ID
+        s.add_all(storage.columns)
+    for storage in storages:
+        if storage.serde is not None:
+            storage.sd.SERDE_ID = storage.serde.SERDE_ID
+            insert_params(s, m.SerDeParam, "SERDE_ID", storage.serde.SERDE_ID, storage.serde_params)
+    s.add_all(st.sd for st in storages)
+    s.flush()
+    for storage in storages:
+        sd_id = storage.sd.SD_ID
+        insert_params(s, m.StorageDescriptorParam, "SD_ID", sd_id, storage.sd_params)
+        s.add_all(
+            m.BucketingColumn(SD_ID=sd_id, INTEGER_IDX=i, BUCKET_COL_NAME=name)
+            for i, name in enumerate(storage.bucket_cols)
+        )
+        s.add_all(
+            m.SortColumn(SD_ID=sd_id, INTEGER_IDX=i, COLUMN_NAME=name, ORDER=order)
+            for i, (name, order) in enumerate(storage.sort_cols)
+        )
+    return [st.sd.SD_ID for st in storages]
+
+
+def column_signature(columns: Sequence[m.Column]) -> list[tuple[str, str | None, str | None]]:
+    ordered = sorted(columns, key=lambda c: c.INTEGER_IDX)
+    return [(c.COLUMN_NAME, c.TYPE_NAME, c.COMMENT) for c in ordered]
+
+
+def columns_of(s: Session, cd_id: int | None) -> list[m.Column]:
+    if cd_id is None:
+        return []
+    return list(
+        s.scalars(select(m.Column).where(cd_id == m.Column.CD_ID).order_by(m.Column.INTEGER_IDX))
+    )
+
+
+def column_types(s: Session, sd_id: int | None) -> dict[str, str]:
+    """Column name -> Hive type text of the columns of storage descriptor SD_ID."""
+    if sd_id is None:
+        return {}
+    rows = s.execute(
+        select(m.Column.COLUMN_NAME, m.Column.TYPE_NAME)
+        .join(m.StorageDescriptor, m.StorageDescriptor.CD_ID == m.Column.CD_ID)
+        .where(sd_id == m.StorageDescriptor.SD_ID)
+    )
+    return {name: (type_name or "") for name, type_name in rows}
+
+
+def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage]:
+    """The storage descriptors SD_IDS with all their parts, in a fixed number of queries."""
+    ids = sorted({i for i in sd_ids if i is not None})
+    if not ids:
+        return {}
+    sds = {
+        sd.SD_ID: sd
+        for sd in s.scalars(select(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(ids)))
+    }
+    cd_ids = {sd.CD_ID for sd in sds.values() if sd.CD_ID is not None}
+    columns: dict[int, list[m.Column]] = {}
+    for col in s.scalars(
+        select(m.Column).where(m.Column.CD_ID.in_(cd_ids)).order_by(m.Column.INTEGER_IDX)
+    ):
+        columns.setdefault(col.CD_ID, []).append(col)
+    serde_ids = {sd.SERDE_ID for sd in sds.values() if sd.SERDE_ID is not None}
+    serdes = {
+        x.SERDE_ID: x for x in s.scalars(select(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))
+    }
+    serde_params = _grouped_params(s, m.SerDeParam, "SERDE_ID", serde_ids)
+    sd_params = _grouped_params(s, m.StorageDescriptorParam, "SD_ID", ids)
+    buckets: dict[int, list[str]] = {}
+    for b in s.scalars(
+        select(m.BucketingColumn)
+        .where(m.BucketingColumn.SD_ID.in_(ids))
+        .order_by(m.BucketingColumn.INTEGER_IDX)
+    ):
+        buckets.setdefault(b.SD_ID, []).append(b.BUCKET_COL_NAME or "")
+    sorts: dict[int, list[tuple[str, int]]] = {}
+    for c in s.scalars(
+        select(m.SortColumn).where(m.SortColumn.SD_ID.in_(ids)).order_by(m.SortColumn.INTEGER_IDX)
+    ):
+        sorts.setdefault(c.SD_ID, []).append((c.COLUMN_NAME or "", c.ORDER))
+    return {
+        sd_id: Storage(
+            sd=sd,
+            columns=columns.get(sd.CD_ID, []) if sd.CD_ID is not None else [],
+            serde=serdes.get(sd.SERDE_ID) if sd.SERDE_ID is not None else None,
+            serde_params=serde_params.get(sd.SERDE_ID, {}) if sd.SERDE_ID is not None else {},
+            sd_params=sd_params.get(sd_id, {}),
+            bucket_cols=buckets.get(sd_id, []),
+            sort_cols=sorts.get(sd_id, []),
+        )
+        for sd_id, sd in sds.items()
+    }
+
+
+def _grouped_params(
+    s: Session, model: type[Any], owner_column: str, owner_ids: Iterable[int]
+) -> dict[int, dict[str, str]]:
+    owner = getattr(model, owner_column)
+    out: dict[int, dict[str, str]] = {}
+    ids = list(owner_ids)
+    if not ids:
+        return out
+    for owner_id, key, value in s.execute(
+        select(owner, model.PARAM_KEY, model.PARAM_VALUE).where(owner.in_(ids))
+    ):
+        out.setdefault(owner_id, {})[key] = value if value is not None else ""
+    return out
+
+
+def delete_storages(s: Session, sd_ids: Iterable[int | None]) -> None:
+    """Delete storage descriptors, their serdes, and column lists nobody uses any more."""
+    ids = [i for i in sd_ids if i is not None]
+    if not ids:
+        return
+    rows = s.execute(
+        select(m.StorageDescriptor.CD_ID, m.StorageDescriptor.SERDE_ID).where(
+            m.StorageDescriptor.SD_ID.in_(ids)
+        )
+    ).all()
+    s.execute(delete(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(ids)))
+    serde_ids = [serde for _, serde in rows if serde is not None]
+    if serde_ids:
+        s.execute(delete(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))
+    cd_ids = {cd for cd, _ in rows if cd is not None}
+    if cd_ids:
+        used = set(
+            s.scalars(
+                select(m.StorageDescriptor.CD_ID).where(m.StorageDescriptor.CD_ID.in_(cd_ids))
+            )
+        )
+        unused = cd_ids - used
+        if unused:
+            s.execute(delete(m.ColumnDescriptor).where(m.ColumnDescriptor.CD_ID.in_(unused)))
+
+
+# ------------------------------------------------------------------------------------------
+# Tables
+
+
+def find_table(s: Session, db_id: int, name: str) -> m.Table | None:
+    return s.scalar(select(m.Table).where(db_id == m.Table.DB_ID, name == m.Table.TBL_NAME))
+
+
+def table_names(s: Session, db_id: int, pattern: str | None = None) -> list[str]:
+    names = s.scalars(
+        select(m.Table.TBL_NAME).where(db_id == m.Table.DB_ID).order_by(m.Table.TBL_NAME)
+    ).all()
+    return filter_names(names, pattern)
+
+
+def partition_keys(s: Session, tbl_id: int) -> list[m.PartitionKey]:
+    return list(
+        s.scalars(
+            select(m.PartitionKey)
+            .where(tbl_id == m.PartitionKey.TBL_ID)
+            .order_by(m.PartitionKey.INTEGER_IDX)
+        )
+    )
+
+
+def delete_table(s: Session, table: m.Table) -> None:
+    """Delete TABLE; its partitions, parameters and statistics go by cascade."""
+    part_sd_ids = list(
+        s.scalars(select(m.Partition.SD_ID).where(m.Partition.TBL_ID == table.TBL_ID))
+    )
+    s.execute(delete(m.Table).where(m.Table.TBL_ID == table.TBL_ID))
+    delete_storages(s, [*part_sd_ids, table.SD_ID])
+
+
+# ------------------------------------------------------------------------------------------
+# Partitions
+
+
+def find_partition(s: Session, tbl_id: int, part_name: str) -> m.Partition | None:
+    return s.scalar(
+        select(m.Partition).where(tbl_id == m.Partition.TBL_ID, part_name == m.Partition.PART_NAME)
+    )
+
+
+def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[m.Partition]:
+    if not part_names:
+        return []
+    return list(
+        s.scalars(
+            select(m.Partition)
+            .where(tbl_id == m.Partition.TBL_ID, m.Partition.PART_NAME.in_(part_names))
+            .order_by(m.Partition.PART_NAME)
+        )
+    )
+
+
+def list_partitions(s: Session, tbl_id: int, limit: int | None = None) -> list[m.Partition]:
+    query = select(m.Partition).where(tbl_id == m.Partition.TBL_ID).order_by(m.Partition.PART_NAME)
+    if limit is not None and limit >= 0:
+        query = query.limit(limit)
+    return list(s.scalars(query))
+
+
+def partition_names(s: Session, tbl_id: int, limit: int | None = None) -> list[str]:
+    query = (
+        select(m.Partition.PART_NAME)
+        .where(tbl_id == m.Partition.TBL_ID)
+        .order_by(m.Partition.PART_NAME)
+    )
+    if limit is not None and limit >= 0:
+        query = query.limit(limit)
+    return list(s.scalars(query))
+
+
+def partition_values(s: Session, part_ids: Sequence[int]) -> dict[int, list[str]]:
+    out: dict[int, list[str]] = {}
+    if not part_ids:
+        return out
+    for v in s.scalars(
+        select(m.PartitionKeyValue)
+        .where(m.PartitionKeyValue.PART_ID.in_(part_ids))
+        .order_by(m.PartitionKeyValue.PART_ID, m.PartitionKeyValue.INTEGER_IDX)
+    ):
+        out.setdefault(v.PART_ID, []).append(v.PART_KEY_VAL or "")
+    return out
+
+
+def partition_params(s: Session, part_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    return _grouped_params(s, m.PartitionParam, "PART_ID", part_ids)
+
+
+def delete_partition(s: Session, partition: m.Partition) -> None:
+    s.execute(delete(m.Partition).where(m.Partition.PART_ID == partition.PART_ID))
+    delete_storages(s, [partition.SD_ID])
+
+
+# ------------------------------------------------------------------------------------------
+# Column statistics
+
+StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
+
+# Columns an update may leave unset: a NULL in the new row keeps the stored value when the
+# stored row holds the same kind of statistics (HMS keeps fields the caller did not set).
+_KEPT_WHEN_UNSET = (
+    "LONG_LOW_VALUE",
+    "LONG_HIGH_VALUE",
+    "DOUBLE_LOW_VALUE",
+    "DOUBLE_HIGH_VALUE",
+    "BIG_DECIMAL_LOW_VALUE",
+    "BIG_DECIMAL_HIGH_VALUE",
+    "NUM_DISTINCTS",
+    "BIT_VECTOR",
+    "HISTOGRAM",
+    "AVG_COL_LEN",
+    "MAX_COL_LEN",
+    "NUM_TRUES",
+    "NUM_FALSES",
+)
+
+
+def _owner_column(model: StatsModel) -> str:
+    return "TBL_ID" if model is m.TableColumnStats else "PART_ID"
+
+
+def upsert_stats(
+    s: Session, model: StatsModel, rows: Sequence[dict[str, Any]], *, keep_unset: bool = True
+) -> None:
+    """Insert or update statistics rows with one executemany of a single upsert statement.
+
+    Rows are keyed by (owner id, COLUMN_NAME, ENGINE). On a conflict the set fields replace
+    the stored ones; with KEEP_UNSET, unset (None) fields keep the stored value unless the
+    kind of statistics changed, otherwise the row is replaced whole. COLUMN_TYPE is kept,
+    as in HMS.
+    """
+    if not rows:
+        return
+    dialect = s.get_bind().dialect.name
+    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
+    if insert is None:
+        raise NotImplementedError(f"upserts are not implemented for {dialect}")
+    table = model.__table__
+    stmt = insert(table)
+    same_kind = table.c.STATS_KIND == stmt.excluded.STATS_KIND
+    updates: dict[str, Any] = {
+        "STATS_KIND": stmt.excluded.STATS_KIND,
+        "NUM_NULLS": stmt.excluded.NUM_NULLS,
+        "LAST_ANALYZED": stmt.excluded.LAST_ANALYZED,
+    }
+    for col in _KEPT_WHEN_UNSET:
+        new, old = stmt.excluded[col], table.c[col]
+        updates[col] = case((same_kind, func.coalesce(new, old)), else_=new) if keep_unset else new
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[_owner_column(model), "COLUMN_NAME", "ENGINE"], set_=updates
+    )
+    s.execute(stmt, list(rows))
+
+
+def read_stats(
+    s: Session,
+    model: StatsModel,
+    owner_ids: Sequence[int],
+    column_names: Sequence[str] | None,
+    engine: str,
+) -> list[Any]:
+    """Statistics rows of the owners, for the named columns (all when None), one query."""
+    if not owner_ids:
+        return []
+    owner = getattr(model, _owner_column(model))
+    query = select(model).where(owner.in_(owner_ids), engine == model.ENGINE)
+    if column_names is not None:
+        query = query.where(model.COLUMN_NAME.in_(column_names))
+    return list(s.scalars(query.order_by(owner, model.COLUMN_NAME)))
+
+
+def delete_stats(
+    s: Session, model: StatsModel, owner_id: int, column_name: str | None, engine: str | None
+) -> int:
+    """Delete statistics of one owner: one column or all, one engine or all. Returns rows."""
+    owner = getattr(model, _owner_column(model))
+    stmt = delete(model).where(owner == owner_id)
+    if column_name is not None:
+        stmt = stmt.where(column_name == model.COLUMN_NAME)
+    if engine is not None:
+        stmt = stmt.where(engine == model.ENGINE)
+    return s.execute(stmt).rowcount
+
+
+STATS_COLUMNS = (
+    "COLUMN_NAME",
+    "COLUMN_TYPE",
+    "STATS_KIND",
+    "ENGINE",
+    *_KEPT_WHEN_UNSET,
+    "NUM_NULLS",
+    "LAST_ANALYZED",
+)
+
+
+def _stats_columns(model: StatsModel) -> list[Any]:
+    return [model.__table__.c[name] for name in STATS_COLUMNS]
+
+
+def _chunks(values: Sequence[str], size: int = 5000) -> list[Sequence[str]]:
+    return [values[i : i + size] for i in range(0, len(values), size)] or [values]
+
+
+def table_stats_by_name(
+    s: Session, catalog: str, db: str, table: str, columns: Sequence[str], engine: str
+) -> list[Any]:
+    """Statistics rows of some columns of a table, found by names, in one query."""
+    if not columns:
+        return []
+    c = m.TableColumnStats
+    query = (
+        select(*_stats_columns(c))
+        .select_from(c)
+        .join(m.Table, m.Table.TBL_ID == c.TBL_ID)
+        .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
+        .where(
+            m.Database.CTLG_NAME == catalog,
+            m.Database.NAME == db,
+            m.Table.TBL_NAME == table,
+            c.ENGINE == engine,
+            c.COLUMN_NAME.in_(columns),
+        )
+        .order_by(c.COLUMN_NAME)
+    )
+    return list(s.execute(query))
+
+
+def partition_stats_by_name(
+    s: Session,
+    catalog: str,
+    db: str,
+    table: str,
+    part_names: Sequence[str],
+    columns: Sequence[str],
+    engine: str,
+    *,
+    with_row_counts: bool = False,
+) -> list[Any]:
+    """Statistics rows of some columns of some partitions, found by names, in one query per
+    5,000 partition names. Each row also has PART_NAME, and NUM_ROWS (the partition's
+    numRows parameter, text or None) when WITH_ROW_COUNTS."""
+    if not columns or not part_names:
+        return []
+    c = m.PartitionColumnStats
+    rows: list[Any] = []
+    for chunk in _chunks(part_names):
+        query = (
+            select(m.Partition.PART_NAME, *_stats_columns(c))
+            .select_from(c)
+            .join(m.Partition, m.Partition.PART_ID == c.PART_ID)
+            .join(m.Table, m.Table.TBL_ID == m.Partition.TBL_ID)
+            .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
+            .where(
+                m.Database.CTLG_NAME == catalog,
+                m.Database.NAME == db,
+                m.Table.TBL_NAME == table,
+                m.Partition.PART_NAME.in_(chunk),
+                c.ENGINE == engine,
+                c.COLUMN_NAME.in_(columns),
+            )
+            .order_by(m.Partition.PART_NAME, c.COLUMN_NAME)
+        )
+        if with_row_counts:
+            p = m.PartitionParam
+            query = query.add_columns(p.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
+                p, (p.PART_ID == m.Partition.PART_ID) & (p.PARAM_KEY == "numRows")
+            )
+        rows.extend(s.execute(query))
+    return rows
+
+
+def stats_rows(
+    s: Session, model: StatsModel, owner_ids: Sequence[int], columns: Sequence[str], engine: str
+) -> list[Any]:
+    """Stored rows (as mappings) of the owners' columns, with the owner id."""
+    if not owner_ids or not columns:
+        return []
+    owner = model.__table__.c[_owner_column(model)]
+    query = select(owner, *_stats_columns(model)).where(
+        owner.in_(owner_ids), model.ENGINE == engine, model.COLUMN_NAME.in_(columns)
+    )
+    return [dict(r._mapping) for r in s.execute(query)]
+
+
+def column_types_by_storage(s: Session, sd_ids: Iterable[int | None]) -> dict[int, dict[str, str]]:
+    """SD_ID -> (column name -> Hive type) for many storage descriptors in one query."""
+    ids = sorted({i for i in sd_ids if i is not None})
+    out: dict[int, dict[str, str]] = {i: {} for i in ids}
+    if not ids:
+        return out
+    rows = s.execute(
+        select(m.StorageDescriptor.SD_ID, m.Column.COLUMN_NAME, m.Column.TYPE_NAME)
+        .join(m.Column, m.Column.CD_ID == m.StorageDescriptor.CD_ID)
+        .where(m.StorageDescriptor.SD_ID.in_(ids))
+    )
+    for sd_id, name, type_name in rows:
+        out[sd_id][name] = type_name or ""
+    return out
+
+
+def param_values(
+    s: Session, model: type[Any], owner_column: str, owner_ids: Sequence[int], key: str
+) -> dict[int, str | None]:
+    """Owner id -> value of one parameter KEY (missing owners are absent)."""
+    if not owner_ids:
+        return {}
+    owner = getattr(model, owner_column)
+    rows = s.execute(
+        select(owner, model.PARAM_VALUE).where(owner.in_(owner_ids), model.PARAM_KEY == key)
+    )
+    return {owner_id: value for owner_id, value in rows}
+
+
+def set_param_values(
+    s: Session, model: type[Any], owner_column: str, values: Mapping[int, str | None], key: str
+) -> None:
+    """Set parameter KEY of many owners at once; None removes it."""
+    if not values:
+        return
+    owner = getattr(model, owner_column)
+    ids = list(values)
+    for start in range(0, len(ids), 5000):
+        s.execute(delete(model).where(owner.in_(ids[start : start + 5000]), model.PARAM_KEY == key))
+    new = [
+        {owner_column: i, "PARAM_KEY": key, "PARAM_VALUE": v}
+        for i, v in values.items()
+        if v is not None
+    ]
+    if new:
+        s.execute(model.__table__.insert(), new)

@@ -1,0 +1,136 @@
+"""Fixtures that start real things: databases, a server on a loopback port, Thrift clients.
+
+Every test that uses `client` runs twice, on SQLite and on PostgreSQL (127.0.0.1:5432, user
+postgres, or $METASTORE_TEST_PG). Without PostgreSQL those runs are skipped, except when
+CI=true, where they fail.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from thrift.protocol import TBinaryProtocol
+from thrift.transport import TSocket, TTransport
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from metastore import db
+from metastore.config import Settings
+from metastore.server import MetastoreServer
+from metastore.service import Handler
+
+PG_ADMIN_URL = os.environ.get(
+    "METASTORE_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+)
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+def _postgres_or_skip() -> sa.Engine:
+    engine = sa.create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect():
+            pass
+    except sa.exc.OperationalError as e:
+        engine.dispose()
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"PostgreSQL is required when CI=true and is unreachable: {e}")
+        pytest.skip(f"PostgreSQL unreachable at {PG_ADMIN_URL}")
+    return engine
+
+
+def empty_database(backend: str, tmp_path: Path) -> Iterator[str]:
+    """The URL of a new, empty database of BACKEND, dropped afterwards."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'metastore.db'}"
+        return
+    admin = _postgres_or_skip()
+    name = f"colstats_test_{uuid.uuid4().hex[:12]}"
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield sa.make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A new empty database per test, on each backend."""
+    yield from empty_database(request.param, tmp_path)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def migrated_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A database with the schema, shared by the tests of a module, on each backend."""
+    for url in empty_database(request.param, tmp_path_factory.mktemp("db")):
+        db.upgrade(url)
+        yield url
+
+
+class RunningServer:
+    def __init__(self, url: str, settings: Settings) -> None:
+        self.engine = db.create_engine(url, pool_size=4)
+        self.server = MetastoreServer(
+            Handler(db.Transactions(self.engine), settings),
+            "127.0.0.1",
+            0,
+            framed=settings.framed,
+            workers=8,
+        )
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = url
+        self.settings = settings
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    def stop(self) -> None:
+        self.server.stop()
+        self.thread.join(timeout=10)
+        self.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def server(migrated_url: str) -> Iterator[RunningServer]:
+    """A server on an ephemeral loopback port that returns bit vectors and histograms."""
+    running = RunningServer(migrated_url, Settings(fetch_bitvector=True, fetch_histogram=True))
+    yield running
+    running.stop()
+
+
+def connect(
+    port: int, *, framed: bool = False
+) -> tuple[ThriftHiveMetastore.Client, TTransport.TTransportBase]:
+    socket = TSocket.TSocket("127.0.0.1", port)
+    socket.setTimeout(30_000)
+    transport = (
+        TTransport.TFramedTransport(socket) if framed else TTransport.TBufferedTransport(socket)
+    )
+    client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
+    transport.open()
+    return client, transport
+
+
+@pytest.fixture
+def client(server: RunningServer) -> Iterator[ThriftHiveMetastore.Client]:
+    """A generated client connected to `server`."""
+    c, transport = connect(server.port)
+    yield c
+    transport.close()
+
+
+@pytest.fixture
+def db_name() -> str:
+    """A database name no other test uses."""
+    return f"db_{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,142 @@
+"""The server process: transports, start-up, concurrency, logging and shutdown."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import RunningServer, connect
+from test_column_stats import EXAMPLES, column_stats, make_table, obj, row_count
+
+from hive_metastore_thrift import ttypes as t
+from metastore.config import Settings
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1", *args],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _wait_until_serving(port: int, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"server exited early:\n{process.stdout.read()}")  # type: ignore[union-attr]
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError("server did not start listening")
+
+
+def test_framed_transport(migrated_url: str, db_name: str) -> None:
+    running = RunningServer(migrated_url, Settings(framed=True))
+    try:
+        client, transport = connect(running.port, framed=True)
+        client.create_database(t.Database(name=db_name, locationUri="file:/x", parameters={}))
+        assert client.get_database(db_name).name == db_name
+        transport.close()
+    finally:
+        running.stop()
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_serve_creates_the_embedded_database_and_stops_cleanly_on_signal(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    home = tmp_path / "home"
+    port = _free_port()
+    process = _start(["--port", str(port), "--log-level", "DEBUG"], {"METASTORE_HOME": str(home)})
+    try:
+        _wait_until_serving(port, process)
+        client, transport = connect(port)
+        client.create_database(t.Database(name="d", locationUri="file:/x", parameters={}))
+        with pytest.raises(t.NoSuchObjectException):
+            client.get_database("missing")
+        # An idle connection stays open while the server shuts down.
+        process.send_signal(signum)
+        output, _ = process.communicate(timeout=30)
+        transport.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output
+    assert (home / "metastore.db").is_file()
+    assert "create_database ok" in output
+    assert "WARNING metastore.service: get_database failed: NoSuchObjectException" in output
+    assert f"received {signum.name}, shutting down" in output
+    assert "stopped" in output
+
+
+def test_serve_without_migration_refuses_an_old_schema(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "metastore.cli",
+            "serve",
+            "--no-migrate",
+            "--db",
+            f"sqlite:///{tmp_path / 'empty.db'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert "metastore db upgrade" in result.stderr
+
+
+def test_concurrent_writers_never_duplicate_rows(
+    client: Any, db_name: str, server: RunningServer
+) -> None:
+    """Many clients upserting the same columns at once leave one row per column."""
+    make_table(client, db_name)
+    before = row_count(server.url, "TAB_COL_STATS")
+    errors: list[BaseException] = []
+
+    def write(i: int) -> None:
+        try:
+            c, transport = connect(server.port)
+            for j in range(10):
+                data = t.ColumnStatisticsData(
+                    longStats=t.LongColumnStatsData(
+                        lowValue=-i, highValue=j, numNulls=i, numDVs=j + 1
+                    )
+                )
+                c.update_table_column_statistics(
+                    column_stats(db_name, [obj("c_long", data), obj("c_str", EXAMPLES["c_str"][1])])
+                )
+            transport.close()
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert row_count(server.url, "TAB_COL_STATS") == before + 2
+    stored = client.get_table_column_statistics(db_name, "t", "c_long").statsObj[0]
+    assert stored.statsData.longStats.highValue == 9

@@ -25,11 +25,13 @@ import argparse
 import logging
 import os
 import pickle
+import re
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
 
 import pyarrow as pa
 
@@ -38,6 +40,7 @@ from metastore import names
 from metastore.accumulators import ColumnState, hive_type, stats_kind
 from metastore.convert import decimal_text, union_member
 from metastore.hms_client import MetastoreClient
+from metastore.stats import try_read_sketch
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -93,14 +96,33 @@ def read_source(spark: SparkSession, args: argparse.Namespace) -> tuple[DataFram
 
 
 def _partition_keys_of_path(df: DataFrame, base: str) -> list[str]:
+    """The partition keys: the 'key=value' folders between BASE and the first data file."""
     files = df.inputFiles()
     if not files:
         return []
-    base_parts = [p for p in base.rstrip("/").split("/") if p]
-    relative = [p for p in files[0].split("/") if p][len(base_parts) + 1 : -1]
-    keys = [names.unescape_path_name(p.split("=", 1)[0]) for p in relative if "=" in p]
+    base_parts = _path_parts(base)
+    file_parts = _path_parts(files[0])
+    if file_parts[: len(base_parts)] == base_parts:
+        folders = file_parts[len(base_parts) : -1]
+    else:  # BASE reached through a link: take the trailing key=value folders
+        folders = []
+        for part in reversed(file_parts[:-1]):
+            if "=" not in part:
+                break
+            folders.insert(0, part)
+    keys = [names.unescape_path_name(p.split("=", 1)[0]) for p in folders if "=" in p]
     lowered = {c.lower(): c for c in df.columns}
     return [lowered.get(k.lower(), k) for k in keys]
+
+
+def _path_parts(path: str) -> list[str]:
+    """The folders of a local path or a URI (file:, hdfs://host/, s3a://bucket/...)."""
+    parsed = urlparse(path)
+    if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
+        location = parsed.netloc + "/" + parsed.path
+    else:
+        location = os.path.abspath(path)
+    return [p for p in location.split("/") if p]
 
 
 def make_plan(
@@ -137,13 +159,18 @@ def make_plan(
 
 
 def parse_partition_spec(spec: str) -> dict[str, str]:
-    """'ds=2024-01-01' or 'ds=2024-01-01/hr=1' or 'ds=2024-01-01,hr=1' -> {key: value}."""
+    """'ds=2024-01-01' or 'ds=2024-01-01/hr=1' or 'ds=2024-01-01,hr=1' -> {key: value}.
+
+    Keys and values are unescaped as in partition names: a value with '/' or '=' is given
+    escaped (%2F, %3D), exactly as `get_partition_names` lists it.
+    """
     out = {}
-    for part in spec.replace(",", "/").split("/"):
+    for part in re.split(r"[/,](?=[^/,=]+=)", spec):
         key, sep, value = part.partition("=")
-        if not sep or not key:
+        if not sep or not key.strip():
             raise SystemExit(f"partition spec {spec!r}: {part!r} is not key=value")
-        out[key.strip().lower()] = value.strip().strip("'\"")
+        value = value.strip().strip("'\"")
+        out[names.unescape_path_name(key.strip()).lower()] = names.unescape_path_name(value)
     return out
 
 
@@ -346,7 +373,14 @@ def _partitions_with_stats(client: MetastoreClient, plan: Plan, engine: str) -> 
 def _table_level_from_metastore(
     client: MetastoreClient, plan: Plan, engine: str
 ) -> list[t.ColumnStatisticsObj]:
-    """The table level as the metastore merges the stored partition statistics."""
+    """The table level as the metastore merges the stored partition statistics.
+
+    The metastore's NDV of a union is the estimate of the merged bit vectors, which count
+    non-null values only; this job's convention (NULL is one more distinct value, and the
+    count never exceeds the non-null rows) is applied on top. When the server does not
+    return bit vectors (HMS's fetch.bitvector is off), its NDV is used as the estimate and
+    the table level is written without a bit vector.
+    """
     parts = client.call("get_partition_names", plan.db, plan.table, -1)
     aggr = client.call(
         "get_aggr_stats_for",
@@ -358,12 +392,46 @@ def _table_level_from_metastore(
             engine=engine,
         ),
     )
+    rows = _stored_row_count(client, plan, parts)
+    without_sketch = []
     for obj in aggr.colStats:
-        # The merged sketch counts non-null values; add NULL back as this job's writes do.
         stats = union_member(obj.statsData)
-        if getattr(stats, "numDVs", None) is not None and stats.numNulls:
-            stats.numDVs += 1
+        if getattr(stats, "numDVs", None) is None:
+            continue
+        if not stats.bitVectors:
+            without_sketch.append(obj.colName)
+        sketch = try_read_sketch(stats.bitVectors) if stats.bitVectors else None
+        if sketch is not None:
+            distinct = sketch.estimate()
+        elif len(parts) == 1:
+            continue  # the partition's own statistics, NULL already counted
+        else:
+            distinct = stats.numDVs
+        nulls = stats.numNulls or 0
+        if rows is not None:
+            distinct = min(distinct, max(rows - nulls, 0))
+        stats.numDVs = distinct + (1 if nulls else 0)
+    if without_sketch:
+        log.warning(
+            "the metastore returned no bit vectors for %s (its fetch of bit vectors is off): "
+            "their table level is written without one",
+            ", ".join(without_sketch),
+        )
     return aggr.colStats
+
+
+def _stored_row_count(client: MetastoreClient, plan: Plan, parts: list[str]) -> int | None:
+    """The sum of the partitions' numRows, or None when one of them does not say."""
+    total = 0
+    for start in range(0, len(parts), 1000):
+        for partition in client.call(
+            "get_partitions_by_names", plan.db, plan.table, parts[start : start + 1000]
+        ):
+            rows = (partition.parameters or {}).get("numRows")
+            if rows is None or not rows.lstrip("-").isdigit() or int(rows) < 0:
+                return None
+            total += int(rows)
+    return total
 
 
 # ------------------------------------------------------------------------------------------

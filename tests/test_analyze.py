@@ -703,3 +703,26 @@ def test_path_given_as_a_file_uri(
     for part, objs in partition_stats(client, db, "t", SMALL).items():
         check_objs(objs, by_part[part], SMALL, part)
     check_objs(table_stats(client, db, "t", SMALL), whole, SMALL, "table")
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("ds=2024-01-01", {"ds": "2024-01-01"}),
+        ("DS=2024-01-01/hr=1", {"ds": "2024-01-01", "hr": "1"}),
+        ("ds='2024-01-01',hr=1", {"ds": "2024-01-01", "hr": "1"}),
+        ("ds=a b%2Fc%3Dd e", {"ds": "a b/c=d e"}),
+        ("ds=a,b", {"ds": "a,b"}),
+        ("ds=__HIVE_DEFAULT_PARTITION__", {"ds": "__HIVE_DEFAULT_PARTITION__"}),
+    ],
+)
+def test_partition_specs_are_parsed_like_partition_names(
+    spec: str, expected: dict[str, str]
+) -> None:
+    assert analyze.parse_partition_spec(spec) == expected
+
+
+@pytest.mark.parametrize("spec", ["ds", "=1", " =1", "hr/ds=1"])
+def test_bad_partition_specs_are_refused(spec: str) -> None:
+    with pytest.raises(SystemExit, match="is not key=value"):
+        analyze.parse_partition_spec(spec)

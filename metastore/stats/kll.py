@@ -40,9 +40,14 @@ def _read(blob: bytes) -> datasketches.kll_floats_sketch:
 
 
 def kll_build(values: npt.ArrayLike, k: int = DEFAULT_K) -> bytes:
-    """Serialized KLL float sketch of ``values`` (cast to float32; NaN ignored)."""
+    """Serialized KLL float sketch of ``values`` (cast to float32; NaN ignored).
+
+    Doubles beyond the float32 range become +/-infinity, as Java's ``(float)`` cast in
+    Hive makes them.
+    """
     sketch = datasketches.kll_floats_sketch(k)
-    array = np.ascontiguousarray(values, dtype=np.float32).ravel()
+    with np.errstate(over="ignore"):
+        array = np.ascontiguousarray(values, dtype=np.float32).ravel()
     if array.size:
         sketch.update(array)
     return bytes(sketch.serialize())

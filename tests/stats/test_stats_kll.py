@@ -34,6 +34,13 @@ def test_values_are_cast_to_float32_and_nan_is_ignored() -> None:
     assert kll_quantiles(blob, [1.0])[0] == float(np.float32(16777217))
 
 
+def test_doubles_beyond_float32_become_infinities() -> None:
+    """As Java's (float) cast does in Hive; no overflow warning escapes."""
+    blob = kll_build(np.array([1e300, -1e300, 1.0]))
+    sketch = datasketches.kll_floats_sketch.deserialize(blob)
+    assert (sketch.get_min_value(), sketch.get_max_value()) == (-np.inf, np.inf)
+
+
 def test_quantiles_and_histogram() -> None:
     blob = kll_build(np.arange(10_000))
     low, mid, high = kll_quantiles(blob, [0.0, 0.5, 1.0])

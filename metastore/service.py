@@ -606,17 +606,19 @@ class Handler:
                         row["COLUMN_TYPE"] = previous["COLUMN_TYPE"]
                     final[key] = {**row, owner_column: owner}
         store.upsert_stats(s, model, list(final.values()), keep_unset=not merge)
+        written: dict[int, set[str]] = {owner: set() for owner in owners}
+        for owner, column in final:
+            written[owner].add(column)
         store.set_param_values(
             s,
             params_model,
             owner_column,
             {
-                owner: accurate_.with_columns(
-                    accurate.get(owner), {c for (o, c) in final if o == owner}
-                )
-                for owner in owners
+                owner: accurate_.with_columns(accurate.get(owner), columns)
+                for owner, columns in written.items()
             },
             accurate_.KEY,
+            stored=accurate,
         )
 
     @staticmethod
@@ -828,8 +830,9 @@ class Handler:
             return t.AggrStats(colStats=[], partsFound=0)
         by_column: dict[str, list[Any]] = {}
         columns_of_part: dict[str, set[str]] = {}
+        keys = list(rows[0]._fields)
         for row in rows:
-            mapping = row._mapping
+            mapping = dict(zip(keys, row, strict=True))
             by_column.setdefault(mapping["COLUMN_NAME"], []).append(mapping)
             columns_of_part.setdefault(mapping["PART_NAME"], set()).add(mapping["COLUMN_NAME"])
         found = sum(1 for cols in columns_of_part.values() if len(cols) == len(columns))

@@ -463,7 +463,7 @@ def table_stats_by_name(
         )
         .order_by(c.COLUMN_NAME)
     )
-    return list(s.execute(query))
+    return list(s.connection().execute(query))
 
 
 def partition_stats_by_name(
@@ -506,7 +506,7 @@ def partition_stats_by_name(
             query = query.add_columns(p.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
                 p, (p.PART_ID == m.Partition.PART_ID) & (p.PARAM_KEY == "numRows")
             )
-        rows.extend(s.execute(query))
+        rows.extend(s.connection().execute(query))
     return rows
 
 
@@ -520,7 +520,9 @@ def stats_rows(
     query = select(owner, *_stats_columns(model)).where(
         owner.in_(owner_ids), model.ENGINE == engine, model.COLUMN_NAME.in_(columns)
     )
-    return [dict(r._mapping) for r in s.execute(query)]
+    result = s.connection().execute(query)
+    keys = list(result.keys())
+    return [dict(zip(keys, r, strict=True)) for r in result]
 
 
 def column_types_by_storage(s: Session, sd_ids: Iterable[int | None]) -> dict[int, dict[str, str]]:
@@ -529,7 +531,7 @@ def column_types_by_storage(s: Session, sd_ids: Iterable[int | None]) -> dict[in
     out: dict[int, dict[str, str]] = {i: {} for i in ids}
     if not ids:
         return out
-    rows = s.execute(
+    rows = s.connection().execute(
         select(m.StorageDescriptor.SD_ID, m.Column.COLUMN_NAME, m.Column.TYPE_NAME)
         .join(m.Column, m.Column.CD_ID == m.StorageDescriptor.CD_ID)
         .where(m.StorageDescriptor.SD_ID.in_(ids))
@@ -546,16 +548,27 @@ def param_values(
     if not owner_ids:
         return {}
     owner = getattr(model, owner_column)
-    rows = s.execute(
+    rows = s.connection().execute(
         select(owner, model.PARAM_VALUE).where(owner.in_(owner_ids), model.PARAM_KEY == key)
     )
     return {owner_id: value for owner_id, value in rows}
 
 
 def set_param_values(
-    s: Session, model: type[Any], owner_column: str, values: Mapping[int, str | None], key: str
+    s: Session,
+    model: type[Any],
+    owner_column: str,
+    values: Mapping[int, str | None],
+    key: str,
+    stored: Mapping[int, str | None] | None = None,
 ) -> None:
-    """Set parameter KEY of many owners at once; None removes it."""
+    """Set parameter KEY of many owners at once; None removes it.
+
+    STORED, when given, is what param_values returned for these owners: owners whose value
+    does not change are not written.
+    """
+    if stored is not None:
+        values = {i: v for i, v in values.items() if stored.get(i) != v}
     if not values:
         return
     owner = getattr(model, owner_column)

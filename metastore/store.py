@@ -7,7 +7,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import case, delete, func, select
+from sqlalchemy import ARRAY, bindparam, case, cast, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -363,21 +363,52 @@ def _owner_column(model: StatsModel) -> str:
 def upsert_stats(
     s: Session, model: StatsModel, rows: Sequence[dict[str, Any]], *, keep_unset: bool = True
 ) -> None:
-    """Insert or update statistics rows with one executemany of a single upsert statement.
+    """Insert or update statistics rows in bulk, with one upsert statement.
 
     Rows are keyed by (owner id, COLUMN_NAME, ENGINE). On a conflict the set fields replace
     the stored ones; with KEEP_UNSET, unset (None) fields keep the stored value unless the
     kind of statistics changed, otherwise the row is replaced whole. COLUMN_TYPE is kept,
     as in HMS.
+
+    PostgreSQL gets every row in one statement that reads one array per column
+    (INSERT ... SELECT unnest(...)); SQLite runs one compiled statement over the rows with
+    the driver's executemany (in-process, so there are no round trips to save). Both avoid
+    per-row work in SQLAlchemy, which costs more than the database does for the 20,000 rows
+    of a typical batch.
     """
     if not rows:
         return
-    dialect = s.get_bind().dialect.name
-    insert = {"postgresql": postgresql.insert, "sqlite": sqlite.insert}.get(dialect)
-    if insert is None:
-        raise NotImplementedError(f"upserts are not implemented for {dialect}")
     table = model.__table__
-    stmt = insert(table)
+    columns = [_owner_column(model), *STATS_COLUMNS]
+    connection = s.connection()
+    dialect = connection.dialect
+    if dialect.name == "postgresql":
+        source = select(
+            *[
+                func.unnest(
+                    cast(bindparam(c, type_=ARRAY(table.c[c].type)), ARRAY(table.c[c].type))
+                )
+                for c in columns
+            ]
+        )
+        stmt = _on_conflict(
+            model, postgresql.insert(table).from_select(columns, source), keep_unset
+        )
+        connection.execute(stmt, {c: [row[c] for row in rows] for c in columns})
+    elif dialect.name == "sqlite":
+        stmt = _on_conflict(
+            model, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
+        )
+        compiled = stmt.compile(dialect=dialect)
+        order = compiled.positiontup
+        assert order is not None
+        connection.exec_driver_sql(compiled.string, [tuple(row[c] for c in order) for row in rows])
+    else:
+        raise NotImplementedError(f"upserts are not implemented for {dialect.name}")
+
+
+def _on_conflict(model: StatsModel, stmt: Any, keep_unset: bool) -> Any:
+    table = model.__table__
     same_kind = table.c.STATS_KIND == stmt.excluded.STATS_KIND
     updates: dict[str, Any] = {
         "STATS_KIND": stmt.excluded.STATS_KIND,
@@ -387,10 +418,9 @@ def upsert_stats(
     for col in _KEPT_WHEN_UNSET:
         new, old = stmt.excluded[col], table.c[col]
         updates[col] = case((same_kind, func.coalesce(new, old)), else_=new) if keep_unset else new
-    stmt = stmt.on_conflict_do_update(
+    return stmt.on_conflict_do_update(
         index_elements=[_owner_column(model), "COLUMN_NAME", "ENGINE"], set_=updates
     )
-    s.execute(stmt, list(rows))
 
 
 def read_stats(

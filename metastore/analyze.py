@@ -4,8 +4,13 @@
         (--path PATH --format FMT [--schema DDL] | --spark-table NAME)
         [--partition SPEC ...] [--columns a,b] [--engine hive] [--incremental]
 
-or, on a cluster, `spark-submit -m metastore.analyze` with the same options (the package
-must be importable on the executors, e.g. shipped with --py-files).
+or, on a cluster, with spark-submit and the same options:
+
+    spark-submit [--py-files colstats.zip] "$(python -m metastore.analyze --path-of-script)" \
+        DB.TABLE --uri thrift://HOST:PORT ...
+
+(this file is the application; the package must be importable on the driver and the
+executors: installed there, or shipped with --py-files).
 
 How it works: every Spark task turns its Arrow batches into partial statistics per
 (partition, column) (metastore.accumulators: Arrow kernels for counts, extremes and lengths,
@@ -677,6 +682,10 @@ def spark_session() -> SparkSession:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--path-of-script"]:  # for spark-submit, which wants a file
+        print(os.path.abspath(__file__))
+        return 0
     parser = argparse.ArgumentParser(
         prog="metastore analyze",
         description=__doc__,

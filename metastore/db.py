@@ -37,7 +37,9 @@ def create_engine(url: str, *, pool_size: int = 10) -> Engine:
         )
         _configure_sqlite(engine)
         return engine
-    return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+    # No pre-ping: a dead connection is detected when a call uses it, and the call runs again
+    # (metastore.service), instead of a round trip before every call.
+    return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
 
 
 def _configure_sqlite(engine: Engine) -> None:

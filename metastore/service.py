@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -45,21 +45,12 @@ def _call(write: bool) -> Callable[[F], F]:
         def wrapper(self: Handler, *args: Any) -> Any:
             started = time.perf_counter()
 
-            def once() -> Any:
-                return self.tx.run(lambda s: method(self, s, *args), write=write)
-
             try:
-                try:
-                    result = once()
-                except IntegrityError:
-                    if not write:
-                        raise
-                    # Two calls created the same object at once and this one lost the race
-                    # for the unique key; run again: it now sees the other's row.
-                    log.info(
-                        "%s collided with a concurrent write; running it again", method.__name__
-                    )
-                    result = once()
+                result = _run_with_retry(
+                    lambda: self.tx.run(lambda s: method(self, s, *args), write=write),
+                    method.__name__,
+                    write,
+                )
             except _DECLARED as e:
                 log.warning("%s failed: %s: %s", method.__name__, type(e).__name__, e.message)
                 raise
@@ -77,6 +68,28 @@ def _call(write: bool) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def _run_with_retry(run: Callable[[], Any], name: str, write: bool) -> Any:
+    """RUN (one transaction), and once more after a failure that a new attempt fixes.
+
+    * A write that lost a race for a unique key to a concurrent call: run again, it now
+      sees the other call's row.
+    * A database connection that turned out to be dead (the database restarted, or a
+      proxy dropped it): SQLAlchemy has discarded the pool's old connections; run again on
+      a new one. This replaces a liveness check before every call, a round trip each time.
+    """
+    try:
+        return run()
+    except IntegrityError:
+        if not write:
+            raise
+        log.info("%s collided with a concurrent write; running it again", name)
+    except DBAPIError as e:
+        if not e.connection_invalidated:
+            raise
+        log.warning("%s lost its database connection (%s); running it again", name, e.orig)
+    return run()
 
 
 def _missing(what: str) -> t.NoSuchObjectException:

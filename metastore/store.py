@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import ARRAY, bindparam, case, cast, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
+from sqlalchemy.sql import Select
 
 from metastore import models as m
 
@@ -472,28 +474,61 @@ def _chunks(values: Sequence[str], size: int = 5000) -> list[Sequence[str]]:
     return [values[i : i + size] for i in range(0, len(values), size)] or [values]
 
 
+@functools.cache
+def _table_stats_query() -> Select[Any]:
+    """Built once: constructing a SELECT costs more than running it for a 20-column read."""
+    c = m.TableColumnStats
+    return (
+        select(*_stats_columns(c))
+        .select_from(c)
+        .join(m.Table, m.Table.TBL_ID == c.TBL_ID)
+        .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
+        .where(
+            m.Database.CTLG_NAME == bindparam("catalog"),
+            m.Database.NAME == bindparam("db"),
+            m.Table.TBL_NAME == bindparam("table"),
+            c.ENGINE == bindparam("engine"),
+            c.COLUMN_NAME.in_(bindparam("columns", expanding=True)),
+        )
+        .order_by(c.COLUMN_NAME)
+    )
+
+
 def table_stats_by_name(
     s: Session, catalog: str, db: str, table: str, columns: Sequence[str], engine: str
 ) -> list[Any]:
     """Statistics rows of some columns of a table, found by names, in one query."""
     if not columns:
         return []
-    c = m.TableColumnStats
+    params = {"catalog": catalog, "db": db, "table": table, "engine": engine}
+    return list(s.connection().execute(_table_stats_query(), {**params, "columns": columns}))
+
+
+@functools.cache
+def _partition_stats_query(with_row_counts: bool) -> Select[Any]:
+    c = m.PartitionColumnStats
     query = (
-        select(*_stats_columns(c))
+        select(m.Partition.PART_NAME, *_stats_columns(c))
         .select_from(c)
-        .join(m.Table, m.Table.TBL_ID == c.TBL_ID)
+        .join(m.Partition, m.Partition.PART_ID == c.PART_ID)
+        .join(m.Table, m.Table.TBL_ID == m.Partition.TBL_ID)
         .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
         .where(
-            m.Database.CTLG_NAME == catalog,
-            m.Database.NAME == db,
-            m.Table.TBL_NAME == table,
-            c.ENGINE == engine,
-            c.COLUMN_NAME.in_(columns),
+            m.Database.CTLG_NAME == bindparam("catalog"),
+            m.Database.NAME == bindparam("db"),
+            m.Table.TBL_NAME == bindparam("table"),
+            m.Partition.PART_NAME.in_(bindparam("parts", expanding=True)),
+            c.ENGINE == bindparam("engine"),
+            c.COLUMN_NAME.in_(bindparam("columns", expanding=True)),
         )
-        .order_by(c.COLUMN_NAME)
+        .order_by(m.Partition.PART_NAME, c.COLUMN_NAME)
     )
-    return list(s.connection().execute(query))
+    if with_row_counts:
+        p = m.PartitionParam
+        query = query.add_columns(p.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
+            p, (p.PART_ID == m.Partition.PART_ID) & (p.PARAM_KEY == "numRows")
+        )
+    return query
 
 
 def partition_stats_by_name(
@@ -512,31 +547,11 @@ def partition_stats_by_name(
     numRows parameter, text or None) when WITH_ROW_COUNTS."""
     if not columns or not part_names:
         return []
-    c = m.PartitionColumnStats
+    query = _partition_stats_query(with_row_counts)
+    params = {"catalog": catalog, "db": db, "table": table, "engine": engine, "columns": columns}
     rows: list[Any] = []
     for chunk in _chunks(part_names):
-        query = (
-            select(m.Partition.PART_NAME, *_stats_columns(c))
-            .select_from(c)
-            .join(m.Partition, m.Partition.PART_ID == c.PART_ID)
-            .join(m.Table, m.Table.TBL_ID == m.Partition.TBL_ID)
-            .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
-            .where(
-                m.Database.CTLG_NAME == catalog,
-                m.Database.NAME == db,
-                m.Table.TBL_NAME == table,
-                m.Partition.PART_NAME.in_(chunk),
-                c.ENGINE == engine,
-                c.COLUMN_NAME.in_(columns),
-            )
-            .order_by(m.Partition.PART_NAME, c.COLUMN_NAME)
-        )
-        if with_row_counts:
-            p = m.PartitionParam
-            query = query.add_columns(p.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
-                p, (p.PART_ID == m.Partition.PART_ID) & (p.PARAM_KEY == "numRows")
-            )
-        rows.extend(s.connection().execute(query))
+        rows.extend(s.connection().execute(query, {**params, "parts": chunk}))
     return rows
 
 

@@ -12,6 +12,7 @@ import argparse
 import importlib.util
 import math
 import os
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
@@ -699,6 +700,46 @@ def test_path_given_as_a_file_uri(
     table = client.get_table(db, "t")
     assert [(k.name, k.type) for k in table.partitionKeys] == [(KEY, "string")]
     assert [c.name for c in table.sd.cols] == [c.name for c in SMALL]
+    assert sorted(client.get_partition_names(db, "t", -1)) == ["ds=1", "ds=2"]
+    for part, objs in partition_stats(client, db, "t", SMALL).items():
+        check_objs(objs, by_part[part], SMALL, part)
+    check_objs(table_stats(client, db, "t", SMALL), whole, SMALL, "table")
+
+
+def test_spark_submit_runs_the_job_file(client: Any, server: RunningServer, tmp_path: Path) -> None:
+    """The job as a cluster runs it: spark-submit of the file that --path-of-script names,
+    in a Spark of its own, with the command's options."""
+    path = tmp_path / "t"
+    data = write_parts(path, {"1": 150, "2": 50}, SMALL, seed=9)
+    by_part, whole = expect_all(SMALL, names_of(data, {"1": "ds=1", "2": "ds=2"}))
+    script = subprocess.run(
+        [sys.executable, "-m", "metastore.analyze", "--path-of-script"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    assert script == analyze.__file__
+    submit = Path(sys.executable).with_name("spark-submit")
+    db = new_db()
+    done = subprocess.run(
+        [
+            str(submit) if submit.exists() else "spark-submit",
+            "--master",
+            "local[2]",
+            script,
+            f"{db}.t",
+            "--uri",
+            f"thrift://127.0.0.1:{server.port}",
+            "--path",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"statistics of {db}.t" in done.stdout
     assert sorted(client.get_partition_names(db, "t", -1)) == ["ds=1", "ds=2"]
     for part, objs in partition_stats(client, db, "t", SMALL).items():
         check_objs(objs, by_part[part], SMALL, part)

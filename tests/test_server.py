@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, connect
+import sqlalchemy as sa
+from conftest import RunningServer, connect, empty_database
 from test_column_stats import EXAMPLES, column_stats, make_table, obj, row_count
 
 from hive_metastore_thrift import ttypes as t
+from metastore import db
 from metastore.config import Settings
 
 
@@ -140,3 +142,32 @@ def test_concurrent_writers_never_duplicate_rows(
     assert row_count(server.url, "TAB_COL_STATS") == before + 2
     stored = client.get_table_column_statistics(db_name, "t", "c_long").statsObj[0]
     assert stored.statsData.longStats.highValue == 9
+
+
+@pytest.mark.postgres
+def test_calls_survive_database_connections_being_killed(
+    db_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When PostgreSQL drops the server's pooled connections (a restart, a proxy's idle
+    timeout), the next calls run again on new connections instead of failing."""
+    for url in empty_database("postgresql", Path()):
+        db.upgrade(url)
+        running = RunningServer(url, Settings())
+        client, transport = connect(running.port)
+        admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")
+        try:
+            client.create_database(t.Database(name=db_name, parameters={}))
+            with admin.connect() as conn:
+                killed = conn.exec_driver_sql(
+                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                ).scalar_one()
+            assert killed >= 1
+            assert client.get_database(db_name).name == db_name
+            assert "get_database lost its database connection" in caplog.text
+            client.create_database(t.Database(name=f"{db_name}_2", parameters={}))
+            assert f"{db_name}_2" in client.get_all_databases()
+        finally:
+            admin.dispose()
+            transport.close()
+            running.stop()

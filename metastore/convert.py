@@ -269,23 +269,6 @@ _KINDS_BY_TYPE: dict[str, tuple[str, ...]] = {
     "timestamp": ("timestamp", "long"),
 }
 
-_STATS_COLUMNS = (
-    "LONG_LOW_VALUE",
-    "LONG_HIGH_VALUE",
-    "DOUBLE_LOW_VALUE",
-    "DOUBLE_HIGH_VALUE",
-    "BIG_DECIMAL_LOW_VALUE",
-    "BIG_DECIMAL_HIGH_VALUE",
-    "NUM_NULLS",
-    "NUM_DISTINCTS",
-    "BIT_VECTOR",
-    "HISTOGRAM",
-    "AVG_COL_LEN",
-    "MAX_COL_LEN",
-    "NUM_TRUES",
-    "NUM_FALSES",
-)
-
 # The largest scale Hive's decimal type allows.
 MAX_DECIMAL_SCALE = 38
 
@@ -390,7 +373,7 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
             column, f"{member} does not fit a column of type {column_type!r}; expected {expected}"
         )
     stats = getattr(data, member)
-    row: dict[str, Any] = dict.fromkeys(_STATS_COLUMNS)
+    row: dict[str, Any] = dict.fromkeys(STATS_COLUMNS)
     row.update(
         COLUMN_NAME=column, COLUMN_TYPE=(obj.colType or column_type).lower(), STATS_KIND=kind
     )

@@ -257,6 +257,52 @@ class Handler:
         db, table = self._table(s, dbname, tbl_name)
         return self._table_struct(s, db, table)
 
+    def alter_table(self, dbname: str, tbl_name: str, new_tbl: t.Table) -> None:
+        self.alter_table_with_environment_context(dbname, tbl_name, new_tbl, None)
+
+    @_call(write=True)
+    def alter_table_with_environment_context(
+        self,
+        s: Session,
+        dbname: str,
+        tbl_name: str,
+        new_tbl: t.Table,
+        environment_context: t.EnvironmentContext | None,
+    ) -> None:
+        """Replace a table's parameters, owner and location (how Trino and Hive write basic
+        statistics such as numRows). Renames and changes of columns or partition keys are
+        refused; the other storage fields keep their stored values."""
+        if new_tbl is None:
+            raise t.InvalidOperationException("no new table given")
+        try:
+            db, table = self._table(s, dbname, tbl_name)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidOperationException(f"cannot alter: {e.message}") from None
+        where = f"table {db.NAME}.{table.TBL_NAME}"
+        renamed = (
+            names.identifier(new_tbl.tableName or table.TBL_NAME) != table.TBL_NAME
+            or names.split_catalog(new_tbl.dbName or db.NAME)[1] != db.NAME
+        )
+        if renamed:
+            raise t.InvalidOperationException(f"cannot alter {where}: renaming is not supported")
+        current = self._table_struct(s, db, table)
+        if new_tbl.sd is not None:
+            _check_same_fields(where, "columns", current.sd.cols, new_tbl.sd.cols)
+        _check_same_fields(where, "partition keys", current.partitionKeys, new_tbl.partitionKeys)
+        table.OWNER = new_tbl.owner if new_tbl.owner is not None else table.OWNER
+        self._alter_location(s, table.SD_ID, new_tbl.sd)
+        store.replace_params(
+            s, m.TableParam, "TBL_ID", table.TBL_ID, _altered_params(new_tbl.parameters)
+        )
+
+    def _alter_location(
+        self, s: Session, sd_id: int | None, sd: t.StorageDescriptor | None
+    ) -> None:
+        if sd is not None and sd.location is not None and sd_id is not None:
+            storage = s.get(m.StorageDescriptor, sd_id)
+            if storage is not None:
+                storage.LOCATION = sd.location
+
     @_call(write=False)
     def get_tables(self, s: Session, db_name: str, pattern: str | None) -> list[str]:
         try:
@@ -451,6 +497,44 @@ class Handler:
     ) -> list[str]:
         _, table = self._table(s, db_name, tbl_name)
         return store.partition_names(s, table.TBL_ID, max_parts)
+
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: t.Partition) -> None:
+        self.alter_partitions(db_name, tbl_name, [new_part])
+
+    @_call(write=True)
+    def alter_partitions(
+        self, s: Session, db_name: str, tbl_name: str, new_parts: list[t.Partition] | None
+    ) -> None:
+        """Replace the parameters (and location) of partitions found by their values: all
+        of them or, when one does not exist, none."""
+        try:
+            db, table = self._table(s, db_name, tbl_name)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
+        keys = [k.PKEY_NAME for k in store.partition_keys(s, table.TBL_ID)]
+        by_name: dict[str, t.Partition] = {}
+        for part in new_parts or []:
+            if part is None or len(part.values or []) != len(keys) or not keys:
+                raise t.InvalidOperationException(
+                    f"cannot alter a partition of {db.NAME}.{table.TBL_NAME}: values "
+                    f"{None if part is None else part.values} do not match the keys {keys}"
+                )
+            by_name[names.make_partition_name(keys, part.values)] = part
+        found = {p.PART_NAME: p for p in store.find_partitions(s, table.TBL_ID, list(by_name))}
+        for name, part in by_name.items():
+            partition = found.get(name)
+            if partition is None:
+                raise t.InvalidOperationException(
+                    f"cannot alter: partition {name} of {db.NAME}.{table.TBL_NAME} does not exist"
+                )
+            self._alter_location(s, partition.SD_ID, part.sd)
+            store.replace_params(
+                s,
+                m.PartitionParam,
+                "PART_ID",
+                partition.PART_ID,
+                _altered_params(part.parameters),
+            )
 
     @_call(write=True)
     def drop_partition(
@@ -950,6 +1034,26 @@ class Handler:
             engine,
             f"partition {partition.PART_NAME} of {db.NAME}.{table.TBL_NAME}",
         )
+
+
+def _check_same_fields(
+    where: str, what: str, stored: list[t.FieldSchema] | None, new: list[t.FieldSchema] | None
+) -> None:
+    def signature(fields: list[t.FieldSchema] | None) -> list[tuple[str, str]]:
+        return [((f.name or "").lower(), (f.type or "").lower()) for f in fields or []]
+
+    if new is not None and signature(new) != signature(stored):
+        raise t.InvalidOperationException(
+            f"cannot alter {where}: changing its {what} is not supported "
+            f"(stored {signature(stored)}, given {signature(new)})"
+        )
+
+
+def _altered_params(params: dict[str, str] | None) -> dict[str, str]:
+    """The new parameter map; transient_lastDdlTime is set to now when absent, as HMS does."""
+    out = {k: v for k, v in (params or {}).items() if k is not None}
+    out.setdefault("transient_lastDdlTime", str(convert.now()))
+    return out
 
 
 def _int_or_none(text: str | None) -> int | None:

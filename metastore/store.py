@@ -58,6 +58,18 @@ def insert_params(
         )
 
 
+def replace_params(
+    s: Session, model: type[Any], owner_column: str, owner_id: int, values: dict[str, str]
+) -> None:
+    """Make VALUES the whole parameter map of one owner."""
+    s.execute(delete(model).where(getattr(model, owner_column) == owner_id))
+    if values:
+        s.execute(
+            model.__table__.insert(),
+            [{owner_column: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in values.items()],
+        )
+
+
 def delete_database(s: Session, db: m.Database) -> None:
     for table in s.scalars(select(m.Table).where(m.Table.DB_ID == db.DB_ID)):
         delete_table(s, table)

@@ -1242,3 +1242,70 @@ def test_unknown_method_is_answered_and_the_connection_survives(
         assert client.get_database(db_name).name == db_name
     finally:
         transport.close()
+
+
+# -- alter_table / alter_partition(s): how engines write basic statistics ----------------------
+
+
+def test_alter_table_replaces_parameters_owner_and_location(client: Client, db_name: str) -> None:
+    """Trino and Hive write numRows and friends by sending back the table they read with
+    new parameters."""
+    make_partitioned(client, db_name)
+    got = client.get_table(db_name, "t")
+    got.parameters = {"numRows": "42", "totalSize": "1000", "EXTERNAL": "TRUE"}
+    got.owner = "etl"
+    got.sd.location = "file:/elsewhere/t"
+    client.alter_table_with_environment_context(db_name.upper(), "T", got, None)
+    after = client.get_table(db_name, "t")
+    assert {k: v for k, v in after.parameters.items() if k != "transient_lastDdlTime"} == {
+        "numRows": "42",
+        "totalSize": "1000",
+        "EXTERNAL": "TRUE",
+    }
+    assert after.parameters["transient_lastDdlTime"].isdigit()
+    assert (after.owner, after.sd.location) == ("etl", "file:/elsewhere/t")
+    assert after.sd.cols == got.sd.cols and after.partitionKeys == got.partitionKeys
+    after.parameters = {"numRows": "7", "transient_lastDdlTime": "123"}
+    client.alter_table(db_name, "t", after)
+    assert client.get_table(db_name, "t").parameters == after.parameters
+
+
+def test_alter_table_refuses_what_it_does_not_support(client: Client, db_name: str) -> None:
+    make_partitioned(client, db_name)
+    with pytest.raises(t.InvalidOperationException, match="does not exist"):
+        client.alter_table(db_name, "missing", table(db_name, "missing"))
+    with pytest.raises(t.InvalidOperationException, match="renaming"):
+        client.alter_table(db_name, "t", table(db_name, "t2", keys=fields(("ds", "string"))))
+    changed_columns = client.get_table(db_name, "t")
+    changed_columns.sd.cols = [*changed_columns.sd.cols, t.FieldSchema("extra", "int", None)]
+    with pytest.raises(t.InvalidOperationException, match="columns"):
+        client.alter_table(db_name, "t", changed_columns)
+    changed_keys = client.get_table(db_name, "t")
+    changed_keys.partitionKeys = fields(("ds", "int"))
+    with pytest.raises(t.InvalidOperationException, match="partition keys"):
+        client.alter_table(db_name, "t", changed_keys)
+    with pytest.raises(t.InvalidOperationException, match="no new table"):
+        client.alter_table(db_name, "t", None)
+    assert client.get_table(db_name, "t").sd.cols == fields(("id", "bigint"), ("name", "string"))
+
+
+def test_alter_partitions_replaces_parameters_all_or_nothing(client: Client, db_name: str) -> None:
+    make_partitioned(client, db_name, values=["a", "b"])
+    a, b = client.get_partitions_by_names(db_name, "t", ["ds=a", "ds=b"])
+    a.parameters, b.parameters = {"numRows": "10"}, {"numRows": "20"}
+    client.alter_partitions(db_name, "t", [a, b])
+    rows = {p.values[0]: p.parameters["numRows"] for p in client.get_partitions(db_name, "t", -1)}
+    assert rows == {"a": "10", "b": "20"}
+    a.parameters = {"numRows": "11"}
+    a.sd = storage(location="file:/moved/a")
+    client.alter_partition(db_name, "t", a)
+    moved = client.get_partition(db_name, "t", ["a"])
+    assert (moved.parameters["numRows"], moved.sd.location) == ("11", "file:/moved/a")
+
+    b.parameters = {"numRows": "99"}
+    for bad in (partition(db_name, "t", ["zzz"]), partition(db_name, "t", ["a", "x"])):
+        with pytest.raises(t.InvalidOperationException, match="ds"):
+            client.alter_partitions(db_name, "t", [b, bad])
+    assert client.get_partition(db_name, "t", ["b"]).parameters["numRows"] == "20"
+    with pytest.raises(t.InvalidOperationException, match="does not exist"):
+        client.alter_partitions("no_such_db", "t", [b])

@@ -369,6 +369,12 @@ service ThriftHiveMetastore {
   list<string> get_all_tables(1: string db_name) throws (1: MetaException o1)
   Table get_table(1: string dbname, 2: string tbl_name)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  void alter_table(1: string dbname, 2: string tbl_name, 3: Table new_tbl)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  void alter_table_with_environment_context(1: string dbname, 2: string tbl_name,
+                                            3: Table new_tbl,
+                                            4: EnvironmentContext environment_context)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
 
   // Partitions.
   Partition add_partition(1: Partition new_part)
@@ -390,6 +396,10 @@ service ThriftHiveMetastore {
   list<string> get_partition_names(1: string db_name, 2: string tbl_name,
                                    3: i16 max_parts = -1)
     throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  void alter_partition(1: string db_name, 2: string tbl_name, 3: Partition new_part)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  void alter_partitions(1: string db_name, 2: string tbl_name, 3: list<Partition> new_parts)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
   bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
                       4: bool deleteData)
     throws (1: NoSuchObjectException o1, 2: MetaException o2)

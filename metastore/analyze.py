@@ -310,7 +310,9 @@ def _ensure_table(client: MetastoreClient, plan: Plan, location: str | None) -> 
 def _ensure_partitions(
     client: MetastoreClient, plan: Plan, rows: dict[str, int], batch: int
 ) -> None:
-    """Add the partitions the metastore does not have, with their row counts (numRows)."""
+    """Add the partitions the metastore does not have and set numRows (the row count that
+    planners weigh column statistics with) on all of ROWS: new partitions get it when they
+    are added, stored ones whose count changed are altered."""
     existing = set(client.call("get_partition_names", plan.db, plan.table, -1))
     missing = [name for name in sorted(rows) if name not in existing]
     for start in range(0, len(missing), batch):
@@ -331,6 +333,32 @@ def _ensure_partitions(
             ),
         )
         log.info("registered partitions: %d/%d", min(start + batch, len(missing)), len(missing))
+    stored = sorted(name for name in rows if name in existing)
+    keys = [k.name.lower() for k in plan.partition_keys]
+    changed = 0
+    for start in range(0, len(stored), batch):
+        parts = client.call(
+            "get_partitions_by_names", plan.db, plan.table, stored[start : start + batch]
+        )
+        stale = []
+        for part in parts:
+            count = str(rows[names.make_partition_name(keys, part.values)])
+            if (part.parameters or {}).get("numRows") != count:
+                part.parameters = {**(part.parameters or {}), "numRows": count}
+                stale.append(part)
+        if stale:
+            client.call("alter_partitions", plan.db, plan.table, stale)
+            changed += len(stale)
+    if changed:
+        log.info("updated numRows of %d stored partition(s)", changed)
+
+
+def _set_table_row_count(client: MetastoreClient, plan: Plan, rows: int) -> None:
+    """numRows of an unpartitioned table, the row count planners weigh its statistics with."""
+    table = client.call("get_table", plan.db, plan.table)
+    if (table.parameters or {}).get("numRows") != str(rows):
+        table.parameters = {**(table.parameters or {}), "numRows": str(rows)}
+        client.call("alter_table_with_environment_context", plan.db, plan.table, table, None)
 
 
 def _column_stats(
@@ -523,6 +551,8 @@ def run(spark: SparkSession, args: argparse.Namespace) -> dict[str, t.ColumnStat
             else:
                 table_objs = _merge_table_level(states, plan)
         else:
+            whole = states.get(("", plan.columns[0].name))
+            _set_table_row_count(client, plan, whole.rows if whole else 0)
             table_objs = _merge_table_level(states, plan)
         if table_objs:
             _push(

@@ -490,6 +490,56 @@ def test_rerun_is_idempotent(
         check_objs(objs, by_part[part], SMALL, part)
 
 
+def write_unpartitioned(base: Path, data: dict[str, list[Any]], columns: Sequence[Col]) -> None:
+    """DATA as two parquet files directly in BASE (no partition folders)."""
+    folder = write_partition(base, KEY, "only", columns, data)
+    for file in folder.glob("*.parquet"):
+        file.rename(base / file.name)
+    folder.rmdir()
+
+
+@pytest.mark.parametrize("rows", [700, 0], ids=["rows", "empty"])
+def test_unpartitioned_table_gets_table_statistics_and_num_rows(
+    client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path, rows: int
+) -> None:
+    """Without partitions the table level is all there is; numRows goes into the table's
+    parameters, where planners take the row count from."""
+    path = tmp_path / "t"
+    path.mkdir()
+    data = generate(SMALL, rows, seed=11)
+    write_unpartitioned(path, data, SMALL)
+    db = new_db()
+    result = run_job(spark, server, f"{db}.t", "--path", str(path))
+    table = client.get_table(db, "t")
+    assert table.partitionKeys == []
+    assert table.parameters["numRows"] == str(rows)
+    assert client.get_partition_names(db, "t", -1) == []
+    whole = {c.name: expect(c.kind, data[c.name]) for c in SMALL}
+    if rows:
+        check_objs(table_stats(client, db, "t", SMALL), whole, SMALL, "table")
+        check_objs(list(result.values()), whole, SMALL, "returned")
+    else:
+        for obj in table_stats(client, db, "t", SMALL):
+            assert union_member(obj).numNulls == 0, obj.colName
+    accurate = table.parameters["COLUMN_STATS_ACCURATE"]
+    assert all(f'"{c.name}"' in accurate for c in SMALL)
+
+
+def test_rerun_on_changed_data_updates_num_rows(
+    client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
+) -> None:
+    path = tmp_path / "t"
+    write_parts(path, {"x": 300, "y": 100}, SMALL, seed=12)
+    db = new_db()
+    run_job(spark, server, f"{db}.t", "--path", str(path))
+    data = write_parts(path, {"x": 150}, SMALL, seed=13)  # x rewritten with fewer rows
+    run_job(spark, server, f"{db}.t", "--path", str(path), "--partition", "ds=x")
+    counts = {p.values[0]: p.parameters["numRows"] for p in client.get_partitions(db, "t", -1)}
+    assert counts == {"x": "150", "y": "100"}
+    by_part, _ = expect_all(SMALL, names_of(data, {"x": "ds=x"}))
+    check_objs(partition_stats(client, db, "t", SMALL)["ds=x"], by_part["ds=x"], SMALL, "ds=x")
+
+
 def test_other_engine_is_written_apart(
     client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
 ) -> None:

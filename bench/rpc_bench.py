@@ -5,9 +5,10 @@ Run from a checkout (see bench/README.md):
     python bench/rpc_bench.py [--parts 1000] [--cols 20] [--repeat N]
                               [--backends sqlite,postgresql,hms]
 
-For each backend of ours (a SQLite file, a new PostgreSQL database) it starts the server
-in-process on a loopback port, creates a table of COLS bigint columns with PARTS partitions
-through the generated Thrift client, and times four calls: set_aggr_stats_for (a bulk upsert of
+For each backend of ours (a SQLite file, a new PostgreSQL database) it starts the server in
+a process of its own (as it is deployed, and as HMS runs) on a loopback port, creates a table
+of COLS bigint columns with PARTS partitions through the generated Thrift client, and times
+four calls: set_aggr_stats_for (a bulk upsert of
 PARTS x COLS statistics), get_table_statistics_req, get_partitions_statistics_req and
 get_aggr_stats_for. Beside each call it times the SQL that call needs, run directly with
 SQLAlchemy Core on the same database, and the same load against a real Hive Metastore 2.3.10
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import math
 import os
 import platform
@@ -30,7 +32,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -349,16 +350,11 @@ def run_load(
     w: Workload,
     warehouse: str,
     plans: Plans,
-    clock: HandlerClock | None = None,
     settle: Callable[[], None] = lambda: None,
-) -> tuple[dict[str, Timing], dict[str, Timing]]:
+) -> dict[str, Timing]:
     """Create the table through the server on PORT, then time the four calls, calling SETTLE
-    before each measurement.
-
-    Returns the client-side timings and, with CLOCK, the handler timings of the same calls.
-    """
+    before each measurement. Returns the client-side timings."""
     timings: dict[str, Timing] = {}
-    handler: dict[str, Timing] = {}
     with connect(port) as client:
         started = time.perf_counter()
         w.create(client, warehouse)
@@ -375,9 +371,7 @@ def run_load(
             settle()
             timings[call] = measure(calls[call], plans.by_call[call])
             report_timing(backend, call, timings[call])
-            if clock is not None:
-                handler[call] = clock.last(call, timings[call].n)
-    return timings, handler
+    return timings
 
 
 def _since(started: float) -> str:
@@ -662,26 +656,49 @@ class HandlerClock:
 
         return timed
 
-    def last(self, call: str, n: int) -> Timing:
-        """The last N handler timings of CALL: those of the N timed client calls."""
-        return Timing(tuple(self._samples[call][-n:]))
+    def dump(self, path: Path) -> None:
+        path.write_text(json.dumps(self._samples))
+
+
+def last_handler_timings(
+    samples: dict[str, list[float]], calls: dict[str, Timing]
+) -> dict[str, Timing]:
+    """The handler timings of the timed client calls: the last N of each call (each call is
+    measured once, after its warm-up and check calls)."""
+    return {call: Timing(tuple(samples[call][-timing.n :])) for call, timing in calls.items()}
 
 
 @contextlib.contextmanager
-def our_server(url: str) -> Iterator[tuple[MetastoreServer, HandlerClock]]:
-    """Our server with default settings (no bit vectors) on a free loopback port, in a thread."""
+def our_server(url: str, timings: Path) -> Iterator[int]:
+    """Our server with default settings (no bit vectors) in a process of its own, as it is
+    deployed and as HMS runs, on a free loopback port; yields the port. When it stops it
+    writes its handler timings to TIMINGS."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--serve", url, "--port", str(port), "--timings", str(timings)],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, process, None)
+        yield port
+    finally:
+        stop_process(process)
+
+
+def serve(url: str, port: int, timings: Path) -> int:
+    """The --serve mode: our server in this process, its handler clocked, until SIGTERM."""
     engine = db.create_engine(url, pool_size=4)
     handler = Handler(db.Transactions(engine), Settings())
     clock = HandlerClock(handler)
-    server = MetastoreServer(handler, "127.0.0.1", 0, workers=8)
-    thread = threading.Thread(target=server.serve_forever, name="bench-server", daemon=True)
-    thread.start()
+    server = MetastoreServer(handler, "127.0.0.1", port, workers=8)
+    signal.signal(signal.SIGTERM, lambda _signum, _frame: server.stop())
     try:
-        yield server, clock
+        server.serve_forever()
     finally:
-        server.stop()
-        thread.join(timeout=10)
+        clock.dump(timings)
         engine.dispose()
+    return 0
 
 
 @contextlib.contextmanager
@@ -757,10 +774,11 @@ def bench_ours(backend: str, url: str, w: Workload, plans: Plans, warehouse: str
     db.upgrade(url)
     engine = raw_engine(url)
     try:
-        with our_server(url) as (server, clock):
-            calls, handler = run_load(
-                backend, server.port, w, warehouse, plans, clock, lambda: settle(engine)
-            )
+        with tempfile.TemporaryDirectory(prefix="colstats-bench-") as tmp:
+            timings = Path(tmp) / "handler.json"
+            with our_server(url, timings) as port:
+                calls = run_load(backend, port, w, warehouse, plans, lambda: settle(engine))
+            handler = last_handler_timings(json.loads(timings.read_text()), calls)
         raw = run_raw(backend, engine, w, plans)
         description = database_version(engine)
     finally:
@@ -816,15 +834,18 @@ def _log_tail(path: Path, lines: int = 30) -> str:
         return "(no log)"
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path | None) -> None:
+    """Wait until PROCESS (HMS, or our server when LOG is None) listens on PORT."""
+    what = "HMS" if log is not None else "our server"
     deadline = time.monotonic() + HMS_START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"HMS exited with {process.returncode}:\n{_log_tail(log)}")
+            tail = _log_tail(log) if log is not None else "(its output is above)"
+            raise RuntimeError(f"{what} exited with {process.returncode}:\n{tail}")
         with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
             return
-        time.sleep(0.5)
-    raise RuntimeError(f"HMS did not listen on {port} in {HMS_START_TIMEOUT_S:.0f} s")
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on {port} in {HMS_START_TIMEOUT_S:.0f} s")
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:
@@ -877,7 +898,7 @@ def bench_hms(w: Workload, plans: Plans) -> dict[str, Timing]:
         raise RuntimeError(f"no hive-metastore-2.3.10.jar in {jars}")
     progress(f"hms: starting Hive Metastore 2.3.10 from {jars}")
     with hive_metastore(jars) as (port, home):
-        return run_load("hms", port, w, str(home / "warehouse"), plans)[0]
+        return run_load("hms", port, w, str(home / "warehouse"), plans)
 
 
 # ------------------------------------------------------------------------------------------
@@ -977,7 +998,8 @@ def print_header(args: argparse.Namespace, w: Workload, with_hms: bool) -> None:
         f"at most {args.repeat} timed calls or {args.budget:g} s per measurement"
     )
     notes = [
-        "Our server runs in-process with Settings() defaults (fetch_bitvector off); the "
+        "Our server runs in a process of its own with Settings() defaults (fetch_bitvector "
+        "off); the "
         "generated client calls it over TBufferedTransport + TBinaryProtocolAccelerated on "
         "loopback.",
         "p50/p99/calls/s are per call as the client sees them (request encoding and answer "
@@ -1062,6 +1084,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="SQLAlchemy URL of a PostgreSQL database to connect to for creating the "
         "benchmark's own database (default $METASTORE_BENCH_PG or postgres@127.0.0.1:5432)",
     )
+    # Internal: the process of our server that the benchmark starts (see our_server).
+    parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = set(args.backends) - {"sqlite", "postgresql", "hms"}
@@ -1084,6 +1110,8 @@ def _exit_on_sigterm(signum: int, _frame: FrameType | None) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.serve:
+        return serve(args.serve, args.port, args.timings)
     load_at_start = load()[0]
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     w = Workload(parts=args.parts, cols=args.cols)

@@ -330,6 +330,18 @@ def thrift_decimal(value: Decimal) -> t.Decimal:
     return t.Decimal(unscaled=unscaled.to_bytes(bits // 8 + 1, "big", signed=True), scale=scale)
 
 
+# Widths of the text columns of the statistics tables (the HMS schema's).
+_STATS_TABLE = m.TableColumnStats.__table__.c
+MAX_TYPE_LENGTH: int = _STATS_TABLE.COLUMN_TYPE.type.length
+MAX_ENGINE_LENGTH: int = _STATS_TABLE.ENGINE.type.length
+MAX_DECIMAL_TEXT_LENGTH: int = _STATS_TABLE.BIG_DECIMAL_LOW_VALUE.type.length
+
+
+def _check_length(column: str, field: str, text: str | None, limit: int) -> None:
+    if text is not None and len(text) > limit:
+        raise _bad(column, f"{field} is {len(text)} characters long; at most {limit} are kept")
+
+
 def _check_range(column: str, low: Any, high: Any) -> None:
     if low is not None and high is not None and low > high:
         raise _bad(column, f"lowValue {low} is greater than highValue {high}")
@@ -374,9 +386,9 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
         )
     stats = getattr(data, member)
     row: dict[str, Any] = dict.fromkeys(STATS_COLUMNS)
-    row.update(
-        COLUMN_NAME=column, COLUMN_TYPE=(obj.colType or column_type).lower(), STATS_KIND=kind
-    )
+    stored_type = (obj.colType or column_type).lower()
+    _check_length(column, "colType", stored_type, MAX_TYPE_LENGTH)
+    row.update(COLUMN_NAME=column, COLUMN_TYPE=stored_type, STATS_KIND=kind)
     if kind == "boolean":
         _required(column, member, stats, "numTrues", "numFalses", "numNulls")
         row.update(NUM_TRUES=stats.numTrues, NUM_FALSES=stats.numFalses)
@@ -402,6 +414,8 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
         elif kind == "decimal":
             low_text, high_text = decimal_text(column, low), decimal_text(column, high)
             _check_range(column, low_text and Decimal(low_text), high_text and Decimal(high_text))
+            _check_length(column, f"{member}.lowValue", low_text, MAX_DECIMAL_TEXT_LENGTH)
+            _check_length(column, f"{member}.highValue", high_text, MAX_DECIMAL_TEXT_LENGTH)
             row.update(BIG_DECIMAL_LOW_VALUE=low_text, BIG_DECIMAL_HIGH_VALUE=high_text)
         else:
             field = "daysSinceEpoch" if kind == "date" else "secondsSinceEpoch"

@@ -60,6 +60,11 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+class CommitOutcomeUnknown(Exception):
+    """The connection to the database was lost during COMMIT: the transaction may or may not
+    have been committed, so the call must not simply be run again."""
+
+
 class Transactions:
     """Owns the engine and hands out one transaction per call."""
 
@@ -81,7 +86,15 @@ class Transactions:
             except BaseException:
                 session.rollback()
                 raise
-            session.commit()
+            try:
+                session.commit()
+            except sa.exc.DBAPIError as e:
+                if e.connection_invalidated:
+                    raise CommitOutcomeUnknown(
+                        f"the database connection was lost while committing ({e.orig}); the "
+                        "change may or may not have been made"
+                    ) from e
+                raise
             return result
 
 

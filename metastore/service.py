@@ -21,7 +21,7 @@ from metastore import accurate as accurate_
 from metastore import aggregate, convert, names, store
 from metastore import models as m
 from metastore.config import Settings
-from metastore.db import Transactions
+from metastore.db import CommitOutcomeUnknown, Transactions
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,9 @@ def _call(write: bool) -> Callable[[F], F]:
             except names.InvalidNameError as e:
                 log.warning("%s failed: %s", method.__name__, e)
                 raise t.MetaException(str(e)) from None
+            except CommitOutcomeUnknown as e:
+                log.error("%s: %s", method.__name__, e)
+                raise t.MetaException(f"{method.__name__}: {e}") from None
             except Exception as e:
                 log.exception("%s failed unexpectedly", method.__name__)
                 raise t.MetaException(
@@ -70,26 +73,39 @@ def _call(write: bool) -> Callable[[F], F]:
     return decorate
 
 
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back
+# and running it again is the remedy PostgreSQL documents.
+_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+_ATTEMPTS = 3
+
+
 def _run_with_retry(run: Callable[[], Any], name: str, write: bool) -> Any:
-    """RUN (one transaction), and once more after a failure that a new attempt fixes.
+    """RUN (one transaction), and again after a failure that a new attempt fixes.
 
     * A write that lost a race for a unique key to a concurrent call: run again, it now
       sees the other call's row.
-    * A database connection that turned out to be dead (the database restarted, or a
-      proxy dropped it): SQLAlchemy has discarded the pool's old connections; run again on
-      a new one. This replaces a liveness check before every call, a round trip each time.
+    * A deadlock or serialization failure: the database rolled the transaction back.
+    * A database connection that turned out to be dead before the commit (the database
+      restarted, or a proxy dropped it): SQLAlchemy has discarded the pool's old
+      connections; run again on a new one. This replaces a liveness check before every
+      call, a round trip each time. (A connection lost during the commit itself is not
+      retried: the commit may have happened; see db.CommitOutcomeUnknown.)
     """
-    try:
-        return run()
-    except IntegrityError:
-        if not write:
-            raise
-        log.info("%s collided with a concurrent write; running it again", name)
-    except DBAPIError as e:
-        if not e.connection_invalidated:
-            raise
-        log.warning("%s lost its database connection (%s); running it again", name, e.orig)
-    return run()
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return run()
+        except IntegrityError:
+            if not write or attempt == _ATTEMPTS:
+                raise
+            log.info("%s collided with a concurrent write; running it again", name)
+        except DBAPIError as e:
+            sqlstate = getattr(e.orig, "sqlstate", None)
+            if attempt == _ATTEMPTS or not (
+                e.connection_invalidated or sqlstate in _RETRYABLE_SQLSTATES
+            ):
+                raise
+            log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
+    raise AssertionError("unreachable")
 
 
 def _missing(what: str) -> t.NoSuchObjectException:
@@ -279,9 +295,10 @@ class Handler:
         except t.NoSuchObjectException as e:
             raise t.InvalidOperationException(f"cannot alter: {e.message}") from None
         where = f"table {db.NAME}.{table.TBL_NAME}"
+        new_db = names.split_catalog(new_tbl.dbName or db.NAME)[1] or db.NAME
         renamed = (
             names.identifier(new_tbl.tableName or table.TBL_NAME) != table.TBL_NAME
-            or names.split_catalog(new_tbl.dbName or db.NAME)[1] != db.NAME
+            or names.identifier(new_db) != db.NAME
         )
         if renamed:
             raise t.InvalidOperationException(f"cannot alter {where}: renaming is not supported")
@@ -577,6 +594,11 @@ class Handler:
         (aggregate.merge_rows); the others are written as given, like HMS.
         """
         engine = engine or convert.DEFAULT_ENGINE
+        if len(engine) > convert.MAX_ENGINE_LENGTH:
+            raise t.InvalidInputException(
+                f"engine is {len(engine)} characters long; at most "
+                f"{convert.MAX_ENGINE_LENGTH} are kept"
+            )
         groups: dict[tuple[str | None, str, str], list[t.ColumnStatistics]] = {}
         for entry in entries:
             desc = self._desc(entry)
@@ -1039,8 +1061,11 @@ class Handler:
 def _check_same_fields(
     where: str, what: str, stored: list[t.FieldSchema] | None, new: list[t.FieldSchema] | None
 ) -> None:
-    def signature(fields: list[t.FieldSchema] | None) -> list[tuple[str, str]]:
-        return [((f.name or "").lower(), (f.type or "").lower()) for f in fields or []]
+    def signature(fields: list[t.FieldSchema] | None) -> list[tuple[str, str, str | None]]:
+        return [
+            ((f.name or "").lower(), (f.type or "").lower(), f.comment or None)
+            for f in fields or []
+        ]
 
     if new is not None and signature(new) != signature(stored):
         raise t.InvalidOperationException(

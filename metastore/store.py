@@ -8,7 +8,7 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, bindparam, case, cast, delete, func, select
+from sqlalchemy import ARRAY, String, Text, bindparam, case, cast, delete, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
@@ -393,18 +393,15 @@ def upsert_stats(
     if not rows:
         return
     table = model.__table__
-    columns = [_owner_column(model), *STATS_COLUMNS]
+    owner = _owner_column(model)
+    columns = [owner, *STATS_COLUMNS]
+    # One order for every writer, so that two calls that upsert the same rows lock them in
+    # the same order and cannot deadlock.
+    rows = sorted(rows, key=lambda r: (r[owner], r["COLUMN_NAME"], r["ENGINE"]))
     connection = s.connection()
     dialect = connection.dialect
     if dialect.name == "postgresql":
-        source = select(
-            *[
-                func.unnest(
-                    cast(bindparam(c, type_=ARRAY(table.c[c].type)), ARRAY(table.c[c].type))
-                )
-                for c in columns
-            ]
-        )
+        source = select(*[func.unnest(_array_param(c, table.c[c].type)) for c in columns])
         stmt = _on_conflict(
             model, postgresql.insert(table).from_select(columns, source), keep_unset
         )
@@ -419,6 +416,14 @@ def upsert_stats(
         connection.exec_driver_sql(compiled.string, [tuple(row[c] for c in order) for row in rows])
     else:
         raise NotImplementedError(f"upserts are not implemented for {dialect.name}")
+
+
+def _array_param(name: str, item_type: Any) -> Any:
+    """A bound array of one column's values. Text arrays are TEXT[], not VARCHAR(n)[]: a cast
+    to VARCHAR(n) would cut longer values short where the INSERT refuses them."""
+    if isinstance(item_type, String):
+        item_type = Text()
+    return cast(bindparam(name, type_=ARRAY(item_type)), ARRAY(item_type))
 
 
 def _on_conflict(model: StatsModel, stmt: Any, keep_unset: bool) -> Any:
@@ -629,12 +634,12 @@ def set_param_values(
     if not values:
         return
     owner = getattr(model, owner_column)
-    ids = list(values)
+    ids = sorted(values)  # one lock order for every writer
     for start in range(0, len(ids), 5000):
         s.execute(delete(model).where(owner.in_(ids[start : start + 5000]), model.PARAM_KEY == key))
     new = [
         {owner_column: i, "PARAM_KEY": key, "PARAM_VALUE": v}
-        for i, v in values.items()
+        for i, v in sorted(values.items())
         if v is not None
     ]
     if new:

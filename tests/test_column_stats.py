@@ -539,6 +539,11 @@ def test_unknown_column_is_named(client: Any, db_name: str) -> None:
             stats_data("dateStats", lowValue=t.Date(), numNulls=0, numDVs=1),
             "needs daysSinceEpoch",
         ),
+        (
+            "c_dec",
+            stats_data("decimalStats", lowValue=dec(-(10**4100), 0), numNulls=0, numDVs=1),
+            "lowValue is 4102 characters long; at most 4000",
+        ),
     ],
 )
 def test_invalid_statistics_are_rejected_and_nothing_is_written(
@@ -560,6 +565,24 @@ def test_invalid_statistics_are_rejected_and_nothing_is_written(
                 client.get_partition_column_statistics(db_name, "t", part, "c_vchar")
             else:
                 client.get_table_column_statistics(db_name, "t", "c_vchar")
+
+
+def test_over_long_engine_and_column_type_are_refused_not_cut(client: Any, db_name: str) -> None:
+    """PostgreSQL would keep only the first 128 characters; two long engine names would then
+    share one row."""
+    make_table(client, db_name)
+    good = obj("c_long", EXAMPLES["c_long"][1])
+    with pytest.raises(t.InvalidInputException, match="engine is 129 characters long"):
+        client.update_table_column_statistics(column_stats(db_name, [good], engine="e" * 129))
+    with pytest.raises(t.InvalidInputException, match=r"'c_long'.*colType is 129 characters"):
+        client.update_table_column_statistics(
+            column_stats(db_name, [obj("c_long", EXAMPLES["c_long"][1], "b" * 129)])
+        )
+    assert client.update_table_column_statistics(column_stats(db_name, [good], engine="e" * 128))
+    got = client.get_table_statistics_req(
+        t.TableStatsRequest(dbName=db_name, tblName="t", colNames=["c_long"], engine="e" * 128)
+    )
+    assert [o.colName for o in got.tableStats] == ["c_long"]
 
 
 def test_malformed_requests(client: Any, db_name: str) -> None:

@@ -1284,8 +1284,16 @@ def test_alter_table_refuses_what_it_does_not_support(client: Client, db_name: s
     changed_keys.partitionKeys = fields(("ds", "int"))
     with pytest.raises(t.InvalidOperationException, match="partition keys"):
         client.alter_table(db_name, "t", changed_keys)
+    commented = client.get_table(db_name, "t")
+    commented.sd.cols[0].comment = "a new comment"
+    with pytest.raises(t.InvalidOperationException, match="columns"):
+        client.alter_table(db_name, "t", commented)
     with pytest.raises(t.InvalidOperationException, match="no new table"):
         client.alter_table(db_name, "t", None)
+    same = client.get_table(db_name, "t")
+    same.dbName, same.tableName, same.parameters = db_name.upper(), "T", {"numRows": "3"}
+    client.alter_table(db_name, "t", same)  # names in another case are the same names
+    assert client.get_table(db_name, "t").parameters["numRows"] == "3"
     assert client.get_table(db_name, "t").sd.cols == fields(("id", "bigint"), ("name", "string"))
 
 

@@ -116,8 +116,10 @@ def _partition_keys_of_path(df: DataFrame, base: str) -> list[str]:
                 break
             folders.insert(0, part)
     keys = [names.unescape_path_name(p.split("=", 1)[0]) for p in folders if "=" in p]
+    # Spark makes a column of each key=value folder under the base path only: a folder above
+    # it that looks like one (reached by the fallback) is not a partition key.
     lowered = {c.lower(): c for c in df.columns}
-    return [lowered.get(k.lower(), k) for k in keys]
+    return [lowered[k.lower()] for k in keys if k.lower() in lowered]
 
 
 def _path_parts(path: str) -> list[str]:
@@ -193,7 +195,10 @@ def _filter_partitions(df: DataFrame, plan: Plan, specs: Sequence[dict[str, str]
             )
         clause = None
         for key, value in spec.items():
-            term = F.col(keys[key]).cast("string") == F.lit(value)
+            if value in ("", names.DEFAULT_PARTITION_VALUE):  # Spark reads that folder as NULL
+                term = F.col(keys[key]).isNull()
+            else:
+                term = F.col(keys[key]).cast("string") == F.lit(value)
             clause = term if clause is None else clause & term
         condition = clause if condition is None else condition | clause
     return df if condition is None else df.where(condition)
@@ -309,7 +314,7 @@ def _ensure_table(client: MetastoreClient, plan: Plan, location: str | None) -> 
 
 def _ensure_partitions(
     client: MetastoreClient, plan: Plan, rows: dict[str, int], batch: int
-) -> None:
+) -> set[str]:
     """Add the partitions the metastore does not have and set numRows (the row count that
     planners weigh column statistics with) on all of ROWS: new partitions get it when they
     are added, stored ones whose count changed are altered."""
@@ -351,6 +356,7 @@ def _ensure_partitions(
             changed += len(stale)
     if changed:
         log.info("updated numRows of %d stored partition(s)", changed)
+    return set(stored)
 
 
 def _set_table_row_count(client: MetastoreClient, plan: Plan, rows: int) -> None:
@@ -359,6 +365,38 @@ def _set_table_row_count(client: MetastoreClient, plan: Plan, rows: int) -> None
     if (table.parameters or {}).get("numRows") != str(rows):
         table.parameters = {**(table.parameters or {}), "numRows": str(rows)}
         client.call("alter_table_with_environment_context", plan.db, plan.table, table, None)
+
+
+def _clear_unset_fields(
+    client: MetastoreClient, plan: Plan, entries: list[t.ColumnStatistics], engine: str
+) -> None:
+    """Delete the stored statistics of the columns whose new statistics leave a field unset
+    (no low and high value in an all-NULL or empty column, no histogram): writes keep the
+    stored value of an unset field, as in HMS, and it would describe data that is gone."""
+    for entry in entries:
+        part_name = entry.statsDesc.partName
+        for obj in entry.statsObj:
+            stats = union_member(obj.statsData)
+            if all(
+                getattr(stats, f, 0) is not None for f in ("lowValue", "highValue", "histogram")
+            ):
+                continue
+            try:
+                if part_name is None:
+                    client.call(
+                        "delete_table_column_statistics", plan.db, plan.table, obj.colName, engine
+                    )
+                else:
+                    client.call(
+                        "delete_partition_column_statistics",
+                        plan.db,
+                        plan.table,
+                        part_name,
+                        obj.colName,
+                        engine,
+                    )
+            except t.NoSuchObjectException:
+                pass  # nothing stored yet
 
 
 def _column_stats(
@@ -439,6 +477,9 @@ def _table_level_from_metastore(
         elif len(parts) == 1:
             continue  # the partition's own statistics, NULL already counted
         else:
+            # The metastore's union estimate, without NULL. (If some partition had no bit
+            # vector, it is HMS's fallback instead, the largest partition NDV, which already
+            # counts NULL: then the result below may be one too high.)
             distinct = stats.numDVs
         nulls = stats.numNulls or 0
         if rows is not None:
@@ -532,7 +573,7 @@ def run(spark: SparkSession, args: argparse.Namespace) -> dict[str, t.ColumnStat
         table_objs: list[t.ColumnStatisticsObj]
         if plan.partition_keys:
             row_counts = {p: states[(p, plan.columns[0].name)].rows for p in partitions}
-            _ensure_partitions(client, plan, row_counts, args.batch_size)
+            stored = _ensure_partitions(client, plan, row_counts, args.batch_size)
             entries = [
                 _column_stats(
                     plan,
@@ -545,6 +586,9 @@ def run(spark: SparkSession, args: argparse.Namespace) -> dict[str, t.ColumnStat
                 )
                 for p in partitions
             ]
+            _clear_unset_fields(
+                client, plan, [e for e in entries if e.statsDesc.partName in stored], args.engine
+            )
             _push(client, entries, args.engine, args.batch_size, "partition")
             if incremental or specs:
                 table_objs = _table_level_from_metastore(client, plan, args.engine)
@@ -555,9 +599,11 @@ def run(spark: SparkSession, args: argparse.Namespace) -> dict[str, t.ColumnStat
             _set_table_row_count(client, plan, whole.rows if whole else 0)
             table_objs = _merge_table_level(states, plan)
         if table_objs:
+            table_entry = _column_stats(plan, None, table_objs, args.engine)
+            _clear_unset_fields(client, plan, [table_entry], args.engine)
             _push(
                 client,
-                [_column_stats(plan, None, table_objs, args.engine)],
+                [table_entry],
                 args.engine,
                 1,
                 "table",

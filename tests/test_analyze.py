@@ -641,6 +641,45 @@ def test_named_empty_partition_gets_empty_statistics(
     check_objs(list(result.values()), whole, SMALL, "returned after --partition")
 
 
+def test_partition_emptied_since_the_last_run_loses_its_old_values(
+    client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
+) -> None:
+    """Writes keep the stored value of an unset field (as HMS does); the job must not leave
+    the low and high values of rows that are gone."""
+    path = tmp_path / "t"
+    write_parts(path, {"x": 300, "y": 200}, SMALL, seed=14)
+    db = new_db()
+    run_job(spark, server, f"{db}.t", "--path", str(path))
+    data = write_parts(path, {"x": 0}, SMALL, seed=15)
+    run_job(spark, server, f"{db}.t", "--path", str(path), "--partition", "ds=x")
+    assert client.get_partition(db, "t", ["x"]).parameters["numRows"] == "0"
+    by_part, _ = expect_all(SMALL, names_of(data, {"x": "ds=x"}))
+    emptied = partition_stats(client, db, "t", SMALL, ["ds=x"])["ds=x"]
+    check_objs(emptied, by_part["ds=x"], SMALL, "ds=x")
+    for obj in emptied:
+        s = union_member(obj)
+        assert getattr(s, "lowValue", None) is None and getattr(s, "highValue", None) is None
+        assert getattr(s, "histogram", None) is None
+
+
+def test_default_partition_can_be_named(
+    client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
+) -> None:
+    """Spark reads the __HIVE_DEFAULT_PARTITION__ folder as NULL keys; naming it must select
+    those rows, not an empty partition."""
+    path = tmp_path / "t"
+    data = write_parts(path, {"a": 100, None: 150}, SMALL, seed=16)
+    default = "ds=__HIVE_DEFAULT_PARTITION__"
+    by_part, _ = expect_all(SMALL, names_of(data, {"a": "ds=a", None: default}))
+    db = new_db()
+    for spec in (default, "ds="):
+        run_job(spark, server, f"{db}.t", "--path", str(path), "--partition", spec)
+        assert client.get_partition_names(db, "t", -1) == [default]
+        assert client.get_partition_by_name(db, "t", default).parameters["numRows"] == "150"
+        got = partition_stats(client, db, "t", SMALL, [default])[default]
+        check_objs(got, by_part[default], SMALL, default)
+
+
 def test_incremental_run_equals_a_full_run(
     client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
 ) -> None:

@@ -54,21 +54,23 @@ def _decimal_extreme(texts: Sequence[str | None], pick: Any) -> str | None:
 
 
 def _weighted_average(
-    rows: Sequence[Mapping[str, Any]], row_counts: Sequence[int | None]
+    averages: Sequence[float | None],
+    row_counts: Sequence[int | None],
+    nulls: Sequence[int | None],
 ) -> float | None:
-    pairs = [
-        (r["AVG_COL_LEN"], n, r["NUM_NULLS"])
-        for r, n in zip(rows, row_counts, strict=True)
-        if r["AVG_COL_LEN"] is not None
+    triples = [
+        (avg, n, null)
+        for avg, n, null in zip(averages, row_counts, nulls, strict=True)
+        if avg is not None
     ]
-    if not pairs:
+    if not triples:
         return None
-    if all(n is not None for _, n, _ in pairs):
-        weights = [max(n - (nulls or 0), 0) for _, n, nulls in pairs]
+    if all(n is not None for _, n, _ in triples):
+        weights = [max(n - (null or 0), 0) for _, n, null in triples]
         total = sum(weights)
         if total > 0:
-            return sum(avg * w for (avg, _, _), w in zip(pairs, weights, strict=True)) / total
-    return sum(avg for avg, _, _ in pairs) / len(pairs)
+            return sum(avg * w for (avg, _, _), w in zip(triples, weights, strict=True)) / total
+    return sum(avg for avg, _, _ in triples) / len(triples)
 
 
 def merge_rows(
@@ -86,33 +88,44 @@ def merge_rows(
     """
     if not rows:
         raise ValueError("nothing to merge")
-    first = rows[0]
-    kinds = {r["STATS_KIND"] for r in rows}
+    columns = {key: [r[key] for r in rows] for key in rows[0]}
+    return merge_columns(columns, row_counts, what, merge_histograms)
+
+
+def merge_columns(
+    columns: Mapping[str, Sequence[Any]],
+    row_counts: Sequence[int | None] | None = None,
+    what: str = "",
+    merge_histograms: bool = True,
+) -> dict[str, Any]:
+    """merge_rows of rows given column by column: COLUMNS maps each statistics column to its
+    values, one per row. (get_aggr_stats_for has its rows as tuples: transposing them is far
+    cheaper than making a mapping of each.)"""
+    kinds = set(columns["STATS_KIND"])
+    if not kinds:
+        raise ValueError("nothing to merge")
     if len(kinds) != 1:
         raise ValueError(f"cannot merge statistics of different kinds {sorted(kinds)}")
-    kind = first["STATS_KIND"]
-    counts = list(row_counts) if row_counts is not None else [None] * len(rows)
-    merged: dict[str, Any] = dict(first)
+    (kind,) = kinds
+    size = len(columns["STATS_KIND"])
+    counts = list(row_counts) if row_counts is not None else [None] * size
+    merged: dict[str, Any] = {key: values[0] for key, values in columns.items()}
     for key in _SUMS:
-        merged[key] = _sum([r[key] for r in rows])
+        merged[key] = _sum(columns[key])
     for key in ("LONG_LOW_VALUE", "DOUBLE_LOW_VALUE"):
-        merged[key] = _min([r[key] for r in rows])
+        merged[key] = _min(columns[key])
     for key in ("LONG_HIGH_VALUE", "DOUBLE_HIGH_VALUE"):
-        merged[key] = _max([r[key] for r in rows])
-    merged["BIG_DECIMAL_LOW_VALUE"] = _decimal_extreme(
-        [r["BIG_DECIMAL_LOW_VALUE"] for r in rows], min
-    )
-    merged["BIG_DECIMAL_HIGH_VALUE"] = _decimal_extreme(
-        [r["BIG_DECIMAL_HIGH_VALUE"] for r in rows], max
-    )
-    merged["MAX_COL_LEN"] = _max([r["MAX_COL_LEN"] for r in rows])
-    merged["AVG_COL_LEN"] = _weighted_average(rows, counts)
-    merged["LAST_ANALYZED"] = _max([r["LAST_ANALYZED"] for r in rows])
+        merged[key] = _max(columns[key])
+    merged["BIG_DECIMAL_LOW_VALUE"] = _decimal_extreme(columns["BIG_DECIMAL_LOW_VALUE"], min)
+    merged["BIG_DECIMAL_HIGH_VALUE"] = _decimal_extreme(columns["BIG_DECIMAL_HIGH_VALUE"], max)
+    merged["MAX_COL_LEN"] = _max(columns["MAX_COL_LEN"])
+    merged["AVG_COL_LEN"] = _weighted_average(columns["AVG_COL_LEN"], counts, columns["NUM_NULLS"])
+    merged["LAST_ANALYZED"] = _max(columns["LAST_ANALYZED"])
 
-    if len(rows) > 1:
-        _merge_ndv(merged, rows, kind, what)
+    if size > 1:
+        _merge_ndv(merged, columns, kind, what)
     merged["HISTOGRAM"] = (
-        _merge_histograms([r["HISTOGRAM"] for r in rows], what) if (merge_histograms) else None
+        _merge_histograms(columns["HISTOGRAM"], what) if merge_histograms else None
     )
     return merged
 
@@ -129,9 +142,10 @@ def _merge_histograms(blobs: Sequence[bytes | None], what: str) -> bytes | None:
 
 
 def _merge_ndv(
-    merged: dict[str, Any], rows: Sequence[Mapping[str, Any]], kind: str, what: str
+    merged: dict[str, Any], columns: Mapping[str, Sequence[Any]], kind: str, what: str
 ) -> None:
-    sketch = merge_sketch_blobs(r["BIT_VECTOR"] for r in rows)
+    bit_vectors = columns["BIT_VECTOR"]
+    sketch = merge_sketch_blobs(bit_vectors)
     if sketch is not None:
         merged["BIT_VECTOR"] = sketch.to_bytes()
         merged["NUM_DISTINCTS"] = sketch.ndv()
@@ -139,23 +153,22 @@ def _merge_ndv(
             "NDV of %s: %d, from the union of %d bit vectors",
             what,
             merged["NUM_DISTINCTS"],
-            len(rows),
+            len(bit_vectors),
         )
         return
     merged["BIT_VECTOR"] = None
-    ndv = _max([r["NUM_DISTINCTS"] for r in rows])
+    ndv = _max(columns["NUM_DISTINCTS"])
     low, high = merged["LONG_LOW_VALUE"], merged["LONG_HIGH_VALUE"]
     if ndv is not None and kind in _INTEGER_KINDS and low is not None and high is not None:
         ndv = min(ndv, high - low + 1)
     merged["NUM_DISTINCTS"] = ndv
-    missing = sum(1 for r in rows if r["BIT_VECTOR"] is None)
     log.debug(
         "NDV of %s: %s, the largest of %d NDVs (%d without a bit vector, or the bit "
         "vectors do not merge)",
         what,
         ndv,
-        len(rows),
-        missing,
+        len(bit_vectors),
+        sum(1 for b in bit_vectors if b is None),
     )
 
 

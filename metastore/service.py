@@ -10,7 +10,9 @@ from __future__ import annotations
 import functools
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, IntegrityError
@@ -947,36 +949,44 @@ class Handler:
         if not rows:
             self._table(s, db, table, catalog)
             return t.AggrStats(colStats=[], partsFound=0)
-        by_column: dict[str, list[Any]] = {}
-        columns_of_part: dict[str, set[str]] = {}
         keys = list(rows[0]._fields)
+        name_at = keys.index("COLUMN_NAME")
+        by_column: dict[str, list[Any]] = {}
         for row in rows:
-            mapping = dict(zip(keys, row, strict=True))
-            by_column.setdefault(mapping["COLUMN_NAME"], []).append(mapping)
-            columns_of_part.setdefault(mapping["PART_NAME"], set()).add(mapping["COLUMN_NAME"])
-        found = sum(1 for cols in columns_of_part.values() if len(cols) == len(columns))
+            by_column.setdefault(row[name_at], []).append(row)
+        # One row per (partition, column): a partition with as many rows as there are
+        # columns has statistics for all of them.
+        found = sum(1 for n in Counter(map(itemgetter(0), rows)).values() if n == len(columns))
         objs = []
         for column, column_rows in by_column.items():
-            merged = self._aggregate_column(column_rows, len(parts), f"{db}.{table}.{column}")
+            fields = dict(zip(keys, zip(*column_rows, strict=True), strict=True))
+            merged = self._aggregate_column(fields, len(parts), f"{db}.{table}.{column}")
             objs.append(self._obj(convert.as_row(merged)))
         return t.AggrStats(colStats=objs, partsFound=found)
 
-    def _aggregate_column(self, rows: list[Any], requested: int, what: str) -> dict[str, Any]:
-        """One column's statistics over many partitions (see metastore.aggregate)."""
-        newest_kind = max(rows, key=lambda r: r["LAST_ANALYZED"])["STATS_KIND"]
-        same_kind = [r for r in rows if r["STATS_KIND"] == newest_kind]
-        if len(same_kind) < len(rows):
+    def _aggregate_column(
+        self, fields: dict[str, tuple[Any, ...]], requested: int, what: str
+    ) -> dict[str, Any]:
+        """One column's statistics over many partitions, given field by field (see
+        metastore.aggregate)."""
+        kinds = fields["STATS_KIND"]
+        if len(set(kinds)) > 1:
+            analyzed = fields["LAST_ANALYZED"]
+            newest_kind = kinds[max(range(len(kinds)), key=lambda i: analyzed[i] or 0)]
+            keep = [i for i, kind in enumerate(kinds) if kind == newest_kind]
             log.warning(
                 "%s: %d partitions hold statistics of another kind than %s; they are left out",
                 what,
-                len(rows) - len(same_kind),
+                len(kinds) - len(keep),
                 newest_kind,
             )
-        counts = [_int_or_none(r["NUM_ROWS"]) for r in same_kind]
-        merged = aggregate.merge_rows(
-            same_kind, counts, what=what, merge_histograms=self.settings.fetch_histogram
+            fields = {key: tuple(values[i] for i in keep) for key, values in fields.items()}
+        row_counts = {text: _int_or_none(text) for text in set(fields["NUM_ROWS"])}
+        counts = [row_counts[text] for text in fields["NUM_ROWS"]]
+        merged = aggregate.merge_columns(
+            fields, counts, what=what, merge_histograms=self.settings.fetch_histogram
         )
-        aggregate.scale_sums(merged, requested, len(same_kind))
+        aggregate.scale_sums(merged, requested, len(counts))
         return merged
 
     # -- column statistics: deletes ------------------------------------------------------

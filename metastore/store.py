@@ -518,7 +518,7 @@ def table_stats_by_name(
     if not columns:
         return []
     params = {"catalog": catalog, "db": db, "table": table, "engine": engine}
-    return list(s.connection().execute(_table_stats_query(), {**params, "columns": columns}))
+    return s.connection().execute(_table_stats_query(), {**params, "columns": columns}).all()
 
 
 @functools.cache
@@ -568,7 +568,7 @@ def partition_stats_by_name(
     params = {"catalog": catalog, "db": db, "table": table, "engine": engine, "columns": columns}
     rows: list[Any] = []
     for chunk in _chunks(part_names):
-        rows.extend(s.connection().execute(query, {**params, "parts": chunk}))
+        rows.extend(s.connection().execute(query, {**params, "parts": chunk}).all())
     return rows
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer
-from test_column_stats import dec, row_count, stats_data
+from test_column_stats import PART, column_stats, dec, make_table, obj, row_count, stats_data
 
 from hive_metastore_thrift import ttypes as t
 from metastore.stats import HyperLogLog, kll_build, kll_count
@@ -542,3 +542,41 @@ def test_decimal_text_is_compared_as_numbers() -> None:
         "10.25",
     )
     assert Decimal(merged["BIG_DECIMAL_LOW_VALUE"]).as_tuple().exponent == -2
+
+
+def test_aggregate_keeps_the_newest_kind_of_a_column(client: Any, db_name: str) -> None:
+    """A timestamp column may hold longStats (as Trino writes) in some partitions and
+    timestampStats (Hive 4) in others; the aggregate merges those of the kind written last
+    and leaves the others out, as they cannot be merged."""
+    make_table(client, db_name)
+    old_part, new_part = PART, "ds=2024-01-02/region=a%2Fb"
+    client.add_partition(
+        t.Partition(values=["2024-01-02", "a/b"], dbName=db_name, tableName="t", parameters={})
+    )
+    as_long = stats_data("longStats", lowValue=-5, highValue=99, numNulls=1, numDVs=3)
+    as_ts = stats_data(
+        "timestampStats",
+        lowValue=t.Timestamp(10),
+        highValue=t.Timestamp(20),
+        numNulls=2,
+        numDVs=4,
+    )
+    for part, data, analyzed in ((old_part, as_long, 1_000), (new_part, as_ts, 2_000)):
+        client.update_partition_column_statistics(
+            column_stats(db_name, [obj("c_ts", data)], part, last_analyzed=analyzed)
+        )
+    aggr = client.get_aggr_stats_for(
+        t.PartitionsStatsRequest(
+            dbName=db_name, tblName="t", colNames=["c_ts"], partNames=[old_part, new_part]
+        )
+    )
+    assert aggr.partsFound == 2
+    (got,) = aggr.colStats
+    assert got.statsData.longStats is None
+    ts = got.statsData.timestampStats
+    assert (ts.lowValue, ts.highValue, ts.numNulls, ts.numDVs) == (
+        t.Timestamp(10),
+        t.Timestamp(20),
+        2,
+        4,
+    )

@@ -207,3 +207,24 @@ def test_calls_survive_database_connections_being_killed(
             admin.dispose()
             transport.close()
             running.stop()
+
+
+def test_a_write_after_single_query_reads_is_still_all_or_nothing(
+    client: Any, db_name: str, server: RunningServer
+) -> None:
+    """Single-query reads run without BEGIN/COMMIT on PostgreSQL; the pooled connection they
+    used must come back transactional for the next write."""
+    make_table(client, db_name)
+    request = t.TableStatsRequest(dbName=db_name, tblName="t", colNames=["c_long"])
+    for _ in range(5):
+        assert client.get_table_statistics_req(request).tableStats == []
+    second = client.get_table(db_name, "t")
+    second.tableName, second.parameters = "t2", {}
+    client.create_table(second)
+    # Entries are written table by table: t's rows are upserted before t2's entry fails.
+    good = column_stats(db_name, [obj("c_long", EXAMPLES["c_long"][1])])
+    bad = column_stats(db_name, [obj("no_such_column", EXAMPLES["c_long"][1], "bigint")])
+    bad.statsDesc.tableName = "t2"
+    with pytest.raises(t.InvalidObjectException, match="no_such_column"):
+        client.set_aggr_stats_for(t.SetPartitionsStatsRequest([good, bad], needMerge=False))
+    assert client.get_table_statistics_req(request).tableStats == []

@@ -42,9 +42,10 @@ _DECLARED = (
 def _call(write: bool, one_query: bool = False) -> Callable[[F], F]:
     """Run a handler method in one transaction, with logging and error translation.
 
-    ONE_QUERY marks a read whose answer comes from a single SELECT (other queries only
-    choose the exception of a failed call): that SELECT is a transaction of its own, and
-    on PostgreSQL it runs without BEGIN and COMMIT, two round trips of three.
+    ONE_QUERY marks a read whose answer comes from one SELECT (one per 5,000 partition
+    names; other queries only choose the exception of a failed call): each SELECT is a
+    transaction of its own, and on PostgreSQL it runs without BEGIN and COMMIT, two round
+    trips of three.
     """
 
     def decorate(method: F) -> F:

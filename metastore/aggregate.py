@@ -88,7 +88,9 @@ def merge_rows(
     """
     if not rows:
         raise ValueError("nothing to merge")
-    columns = {key: [r[key] for r in rows] for key in rows[0]}
+    # The statistics columns; other keys (an owner id on one side only) are left out.
+    keys = [key for key in rows[0] if all(key in r for r in rows[1:])]
+    columns = {key: [r[key] for r in rows] for key in keys}
     return merge_columns(columns, row_counts, what, merge_histograms)
 
 

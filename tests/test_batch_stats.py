@@ -580,3 +580,24 @@ def test_aggregate_keeps_the_newest_kind_of_a_column(client: Any, db_name: str) 
         2,
         4,
     )
+
+
+def test_merge_of_one_column_named_twice_in_a_request(client: Any, db_name: str) -> None:
+    """With needMerge, entries for the same partition (or table) and column in one request
+    are merged with each other as well as with what is stored."""
+    parts = make_wide_table(client, db_name, n_parts=1)
+    first = part_stats(db_name, parts[0], [long_obj("c1", 0, 10, 1, 11)])
+    second = part_stats(db_name, parts[0], [long_obj("c1", 5, 20, 2, 16)])
+    table_first = part_stats(db_name, None, [long_obj("c1", -3, 1, 0, 5)])
+    table_second = part_stats(db_name, None, [long_obj("c1", 0, 9, 4, 10)])
+    assert client.set_aggr_stats_for(
+        t.SetPartitionsStatsRequest(
+            colStats=[first, second, table_first, table_second], needMerge=True
+        )
+    )
+    part = client.get_partition_column_statistics(db_name, "w", parts[0], "c1").statsObj[0]
+    got = part.statsData.longStats
+    assert (got.lowValue, got.highValue, got.numNulls) == (0, 20, 3)
+    table = client.get_table_column_statistics(db_name, "w", "c1").statsObj[0]
+    got = table.statsData.longStats
+    assert (got.lowValue, got.highValue, got.numNulls) == (-3, 9, 4)

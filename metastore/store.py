@@ -63,11 +63,7 @@ def replace_params(
 ) -> None:
     """Make VALUES the whole parameter map of one owner."""
     s.execute(delete(model).where(getattr(model, owner_column) == owner_id))
-    if values:
-        s.execute(
-            model.__table__.insert(),
-            [{owner_column: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in values.items()],
-        )
+    insert_params(s, model, owner_column, owner_id, values)
 
 
 def delete_database(s: Session, db: m.Database) -> None:
@@ -440,23 +436,6 @@ def _on_conflict(model: StatsModel, stmt: Any, keep_unset: bool) -> Any:
     return stmt.on_conflict_do_update(
         index_elements=[_owner_column(model), "COLUMN_NAME", "ENGINE"], set_=updates
     )
-
-
-def read_stats(
-    s: Session,
-    model: StatsModel,
-    owner_ids: Sequence[int],
-    column_names: Sequence[str] | None,
-    engine: str,
-) -> list[Any]:
-    """Statistics rows of the owners, for the named columns (all when None), one query."""
-    if not owner_ids:
-        return []
-    owner = getattr(model, _owner_column(model))
-    query = select(model).where(owner.in_(owner_ids), engine == model.ENGINE)
-    if column_names is not None:
-        query = query.where(model.COLUMN_NAME.in_(column_names))
-    return list(s.scalars(query.order_by(owner, model.COLUMN_NAME)))
 
 
 def delete_stats(

@@ -255,11 +255,11 @@ def partition_stats(
     ).partStats
 
 
-def assert_identical(
+def paired_fields(
     got: Sequence[t.ColumnStatisticsObj], want: Sequence[t.ColumnStatisticsObj], where: str
-) -> None:
-    """Every field equal, bit vectors included; KLL histograms, whose compaction is random,
-    hold the same number of values and the same extremes."""
+) -> Iterator[tuple[str, str, Any, Any]]:
+    """(column, field, got value, wanted value) of two lists of the same columns, after
+    checking that they hold the same columns, types and kinds of statistics."""
     got_by, want_by = {o.colName: o for o in got}, {o.colName: o for o in want}
     assert sorted(got_by) == sorted(want_by), where
     for name, w in want_by.items():
@@ -268,16 +268,24 @@ def assert_identical(
         gs, ws = union_member(g), union_member(w)
         assert type(gs) is type(ws), (where, name)
         for field, value in vars(ws).items():
-            other = getattr(gs, field)
-            if field == "histogram" and value is not None and other is not None:
-                a, b = kll_floats_sketch.deserialize(other), kll_floats_sketch.deserialize(value)
-                assert (a.n, a.get_min_value(), a.get_max_value()) == (
-                    b.n,
-                    b.get_min_value(),
-                    b.get_max_value(),
-                ), (where, name, field)
-            else:
-                assert other == value, (where, name, field)
+            yield name, field, getattr(gs, field), value
+
+
+def assert_identical(
+    got: Sequence[t.ColumnStatisticsObj], want: Sequence[t.ColumnStatisticsObj], where: str
+) -> None:
+    """Every field equal, bit vectors included; KLL histograms, whose compaction is random,
+    hold the same number of values and the same extremes."""
+    for name, field, other, value in paired_fields(got, want, where):
+        if field == "histogram" and value is not None and other is not None:
+            a, b = kll_floats_sketch.deserialize(other), kll_floats_sketch.deserialize(value)
+            assert (a.n, a.get_min_value(), a.get_max_value()) == (
+                b.n,
+                b.get_min_value(),
+                b.get_max_value(),
+            ), (where, name, field)
+        else:
+            assert other == value, (where, name, field)
 
 
 def assert_same_stats(
@@ -285,23 +293,15 @@ def assert_same_stats(
 ) -> None:
     """Equal field by field, except NDV (within the bound of each other, as two sketches of
     the same values may be merged in another order or representation) and avgColLen."""
-    got_by, want_by = {o.colName: o for o in got}, {o.colName: o for o in want}
-    assert sorted(got_by) == sorted(want_by), where
-    for name, w in want_by.items():
-        g = got_by[name]
-        assert g.colType == w.colType, (where, name)
-        gs, ws = union_member(g), union_member(w)
-        assert type(gs) is type(ws), (where, name)
-        for field, value in vars(ws).items():
-            other = getattr(gs, field)
-            if field in ("bitVectors", "histogram"):
-                continue
-            if field == "numDVs":
-                assert abs(other - value) <= HLL_BOUND * value, (where, name, other, value)
-            elif field == "avgColLen":
-                assert other == pytest.approx(value, rel=1e-9), (where, name)
-            else:
-                assert other == value, (where, name, field)
+    for name, field, other, value in paired_fields(got, want, where):
+        if field in ("bitVectors", "histogram"):
+            continue
+        if field == "numDVs":
+            assert abs(other - value) <= HLL_BOUND * value, (where, name, other, value)
+        elif field == "avgColLen":
+            assert other == pytest.approx(value, rel=1e-9), (where, name)
+        else:
+            assert other == value, (where, name, field)
 
 
 def union_member(obj: t.ColumnStatisticsObj) -> Any:

@@ -5,7 +5,7 @@
 Generates a Parquet table (6 columns of mixed types, Hive-style partition folders), then
 times, on the same data and session:
 
-* our job (metastore.analyze.run) writing to an in-process colstats server on SQLite: every
+* our job (metastore.job.analyze.run) writing to an in-process colstats server on SQLite: every
   partition and the table, with bit vectors and KLL histograms;
 * Spark's `ANALYZE TABLE ... COMPUTE STATISTICS FOR ALL COLUMNS` (table level only, no
   bit vectors, no histograms);
@@ -35,11 +35,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from metastore import analyze, db
+from metastore import db
 from metastore.config import Settings
-from metastore.convert import union_member
+from metastore.job import analyze
+from metastore.job.options import AnalyzeOptions
 from metastore.server import MetastoreServer
 from metastore.service import Handler
+from metastore.vocabulary import union_member
 
 COLUMNS = ["id", "amount", "price", "name", "day", "flag"]
 
@@ -129,16 +131,14 @@ def main() -> int:
         engine = db.create_engine(url)
         server = MetastoreServer(Handler(db.Transactions(engine), Settings()), "127.0.0.1", 0)
         threading.Thread(target=server.serve_forever, daemon=True).start()
-        job_args = argparse.ArgumentParser()
-        analyze.add_arguments(job_args)
-        ours_args = job_args.parse_args(
-            ["bench.t", "--uri", f"thrift://127.0.0.1:{server.port}", "--path", str(data)]
+        options = AnalyzeOptions(
+            table="bench.t", uri=f"thrift://127.0.0.1:{server.port}", path=str(data)
         )
         logging.getLogger("metastore").setLevel(logging.ERROR)
         results: dict[str, object] = {}
 
         def ours() -> None:
-            results["ours"] = analyze.run(spark, ours_args)
+            results["ours"] = analyze.run(spark, options).table_stats
 
         df = spark.read.parquet(str(data))
         cores = spark.sparkContext.defaultParallelism

@@ -23,7 +23,7 @@ import datasketches
 import numpy as np
 import pyarrow as pa
 
-from metastore.stats import HyperLogLog, hash_long, hash_string
+from metastore.sketches import HyperLogLog, hash_long, hash_string
 
 SCALAR_SHARE = 20  # the per-value paths run on n / SCALAR_SHARE values to stay quick
 

@@ -12,6 +12,9 @@ Rows are mappings with the statistics columns of TAB_COL_STATS / PART_COL_STATS.
   NDV (HMS's fallback with metastore.stats.ndv.tuner = 0), capped at high - low + 1 for
   integer-like columns, and no bit vector;
 * HISTOGRAM: the union of the KLL sketches that are present.
+
+The sketch library (NumPy, DataSketches) is imported when a merge first needs it, so that a
+server that never merges sketches does not load it.
 """
 
 from __future__ import annotations
@@ -21,12 +24,11 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from metastore.stats import kll_merge, merge_sketch_blobs
+from metastore.vocabulary import Kind
 
 log = logging.getLogger(__name__)
 
 _SUMS = ("NUM_NULLS", "NUM_TRUES", "NUM_FALSES")
-_INTEGER_KINDS = ("long", "date", "timestamp")
 
 
 def _present(values: Sequence[Any]) -> list[Any]:
@@ -108,7 +110,7 @@ def merge_columns(
         raise ValueError("nothing to merge")
     if len(kinds) != 1:
         raise ValueError(f"cannot merge statistics of different kinds {sorted(kinds)}")
-    (kind,) = kinds
+    kind = Kind(next(iter(kinds)))
     size = len(columns["STATS_KIND"])
     counts = list(row_counts) if row_counts is not None else [None] * size
     merged: dict[str, Any] = {key: values[0] for key, values in columns.items()}
@@ -136,6 +138,8 @@ def _merge_histograms(blobs: Sequence[bytes | None], what: str) -> bytes | None:
     present = [b for b in blobs if b is not None]
     if len(present) <= 1:
         return present[0] if present else None
+    from metastore.sketches import kll_merge
+
     try:
         return kll_merge(present)
     except ValueError as e:  # unreadable, or of different k: keep the largest, like HMS
@@ -144,10 +148,14 @@ def _merge_histograms(blobs: Sequence[bytes | None], what: str) -> bytes | None:
 
 
 def _merge_ndv(
-    merged: dict[str, Any], columns: Mapping[str, Sequence[Any]], kind: str, what: str
+    merged: dict[str, Any], columns: Mapping[str, Sequence[Any]], kind: Kind, what: str
 ) -> None:
     bit_vectors = columns["BIT_VECTOR"]
-    sketch = merge_sketch_blobs(bit_vectors)
+    sketch = None
+    if all(b is not None for b in bit_vectors):
+        from metastore.sketches import merge_sketch_blobs
+
+        sketch = merge_sketch_blobs(bit_vectors)
     if sketch is not None:
         merged["BIT_VECTOR"] = sketch.to_bytes()
         merged["NUM_DISTINCTS"] = sketch.ndv()
@@ -161,7 +169,7 @@ def _merge_ndv(
     merged["BIT_VECTOR"] = None
     ndv = _max(columns["NUM_DISTINCTS"])
     low, high = merged["LONG_LOW_VALUE"], merged["LONG_HIGH_VALUE"]
-    if ndv is not None and kind in _INTEGER_KINDS and low is not None and high is not None:
+    if ndv is not None and kind.integral and low is not None and high is not None:
         ndv = min(ndv, high - low + 1)
     merged["NUM_DISTINCTS"] = ndv
     log.debug(

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
-import tomllib
+
+class SettingsError(ValueError):
+    """A settings file, variable or flag that cannot be used; the message names it."""
 
 
 def default_data_dir() -> Path:
@@ -63,39 +66,60 @@ class Settings:
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 
 
-def _coerce(key: str, value: Any) -> Any:
+def _coerce(key: str, value: Any, source: str) -> Any:
+    """VALUE of setting KEY in the field's type; text (from the environment) is parsed."""
     kind = _FIELDS[key].type
-    if not isinstance(value, str):
-        return value
     if kind == "bool":
-        lowered = value.strip().lower()
+        if isinstance(value, bool):
+            return value
+        lowered = str(value).strip().lower()
         if lowered in ("1", "true", "yes", "on"):
             return True
         if lowered in ("0", "false", "no", "off"):
             return False
-        raise ValueError(f"{key}: expected a boolean, got {value!r}")
+        raise SettingsError(f"{source}: {key} must be true or false, not {value!r}")
     if kind == "int":
+        if isinstance(value, bool):
+            raise SettingsError(f"{source}: {key} must be an integer, not {value!r}")
         try:
             return int(value)
-        except ValueError:
-            raise ValueError(f"{key}: expected an integer, got {value!r}") from None
+        except (TypeError, ValueError):
+            raise SettingsError(f"{source}: {key} must be an integer, not {value!r}") from None
+    if value is not None and not isinstance(value, str):
+        raise SettingsError(f"{source}: {key} must be text, not {value!r}")
     return value
 
 
 def load(config_file: str | None = None, **flags: Any) -> Settings:
-    """Settings from the file, the environment and FLAGS (None flags are ignored)."""
+    """Settings from the file, the environment and FLAGS (None flags are ignored).
+
+    Raises SettingsError for an unreadable file, an unknown key and a value of the wrong type.
+    """
     values: dict[str, Any] = {}
     path = config_file or os.environ.get("METASTORE_CONFIG")
     if path:
-        with open(path, "rb") as f:
-            from_file = tomllib.load(f)
+        try:
+            with open(path, "rb") as f:
+                from_file = tomllib.load(f)
+        except OSError as e:
+            raise SettingsError(f"cannot read the settings file {path}: {e.strerror}") from None
+        except tomllib.TOMLDecodeError as e:
+            raise SettingsError(f"{path} is not valid TOML: {e}") from None
         unknown = sorted(set(from_file) - set(_FIELDS))
         if unknown:
-            raise ValueError(f"{path}: unknown setting(s) {', '.join(unknown)}")
-        values.update(from_file)
+            raise SettingsError(
+                f"{path}: unknown setting(s) {', '.join(unknown)}; "
+                f"the settings are {', '.join(_FIELDS)}"
+            )
+        values.update({k: _coerce(k, v, path) for k, v in from_file.items()})
     for key in _FIELDS:
-        env = os.environ.get(f"METASTORE_{key.upper()}")
+        variable = f"METASTORE_{key.upper()}"
+        env = os.environ.get(variable)
         if env is not None:
-            values[key] = env
-    values.update({k: v for k, v in flags.items() if v is not None})
-    return Settings(**{k: _coerce(k, v) for k, v in values.items()})
+            values[key] = _coerce(key, env, variable)
+    for key, value in flags.items():
+        if key not in _FIELDS:
+            raise TypeError(f"unknown setting {key!r}")
+        if value is not None:
+            values[key] = _coerce(key, value, f"--{key.replace('_', '-')}")
+    return Settings(**values)

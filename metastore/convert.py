@@ -18,8 +18,13 @@ from hive_metastore_thrift import ttypes as t
 from metastore import models as m
 from metastore import names
 from metastore.store import STATS_COLUMNS, Storage
-
-DEFAULT_ENGINE = "hive"
+from metastore.vocabulary import (
+    Kind,
+    decimal_text,
+    kinds_for_type,
+    set_kinds,
+    thrift_decimal,
+)
 
 # ------------------------------------------------------------------------------------------
 # Metadata
@@ -236,51 +241,6 @@ def partition_struct(
 # ------------------------------------------------------------------------------------------
 # Column statistics
 
-# The union member that carries each kind of statistics, and its Thrift struct.
-STATS_MEMBERS: dict[str, str] = {
-    "boolean": "booleanStats",
-    "long": "longStats",
-    "double": "doubleStats",
-    "string": "stringStats",
-    "binary": "binaryStats",
-    "decimal": "decimalStats",
-    "date": "dateStats",
-    "timestamp": "timestampStats",
-}
-
-# Which kinds of statistics fit a column of a Hive type (by the type's base name). Trino
-# writes longStats for timestamp columns, so both are accepted there.
-_KINDS_BY_TYPE: dict[str, tuple[str, ...]] = {
-    "boolean": ("boolean",),
-    "tinyint": ("long",),
-    "smallint": ("long",),
-    "int": ("long",),
-    "integer": ("long",),
-    "bigint": ("long",),
-    "float": ("double",),
-    "double": ("double",),
-    "decimal": ("decimal",),
-    "numeric": ("decimal",),
-    "string": ("string",),
-    "varchar": ("string",),
-    "char": ("string",),
-    "binary": ("binary",),
-    "date": ("date",),
-    "timestamp": ("timestamp", "long"),
-}
-
-# The largest scale Hive's decimal type allows.
-MAX_DECIMAL_SCALE = 38
-
-
-def _base_type(hive_type: str) -> str:
-    """'decimal(10,2)' -> 'decimal', 'DOUBLE PRECISION' -> 'double'."""
-    return re.split(r"[\s(<]", hive_type.strip().lower(), maxsplit=1)[0]
-
-
-def stats_kinds_for_type(hive_type: str) -> tuple[str, ...]:
-    return _KINDS_BY_TYPE.get(_base_type(hive_type), ())
-
 
 def _bad(column: str, problem: str) -> t.InvalidInputException:
     return t.InvalidInputException(f"column {column!r}: {problem}")
@@ -299,35 +259,19 @@ def _blob(value: bytes | str | None) -> bytes | None:
     return value.encode("latin-1") if isinstance(value, str) else value
 
 
-def decimal_text(column: str, value: t.Decimal | None) -> str | None:
-    """The exact decimal text of a Thrift Decimal, keeping its scale ('-10.50')."""
+def _decimal_text(column: str, value: t.Decimal | None) -> str | None:
+    """The exact decimal text of a Thrift Decimal ('-10.50'), or InvalidInputException."""
     if value is None:
         return None
-    if not value.unscaled or value.scale is None:
-        raise _bad(column, "a decimal needs both unscaled bytes and a scale")
-    if not 0 <= value.scale <= MAX_DECIMAL_SCALE:
-        raise _bad(column, f"decimal scale {value.scale} is outside 0..{MAX_DECIMAL_SCALE}")
-    unscaled = int.from_bytes(value.unscaled, "big", signed=True)
-    digits = tuple(int(d) for d in str(abs(unscaled)))
-    return format(Decimal((int(unscaled < 0), digits, -value.scale)), "f")
+    try:
+        return decimal_text(value)
+    except ValueError as e:
+        raise _bad(column, str(e)) from None
 
 
 def decimal_struct(text: str | None) -> t.Decimal | None:
     """The Thrift Decimal of stored decimal text."""
     return None if text is None else thrift_decimal(Decimal(text))
-
-
-def thrift_decimal(value: Decimal) -> t.Decimal:
-    """Hive's Thrift Decimal: the minimal big-endian two's complement unscaled value (as
-    Java's BigInteger.toByteArray writes it) and the scale (never negative)."""
-    sign, digits, exponent = value.as_tuple()
-    assert isinstance(exponent, int)
-    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
-    scale = -exponent
-    if scale < 0:
-        unscaled, scale = unscaled * 10**-scale, 0
-    bits = unscaled.bit_length() if unscaled >= 0 else (-unscaled - 1).bit_length()
-    return t.Decimal(unscaled=unscaled.to_bytes(bits // 8 + 1, "big", signed=True), scale=scale)
 
 
 # Widths of the text columns of the statistics tables (the HMS schema's).
@@ -364,22 +308,17 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
     """
     column = names.identifier(obj.colName)
     data = obj.statsData
-    set_members = [
-        kind
-        for kind, member in STATS_MEMBERS.items()
-        if data is not None and getattr(data, member, None) is not None
-    ]
-    if len(set_members) != 1:
+    kinds = set_kinds(data)
+    if len(kinds) != 1:
         raise _bad(
-            column, f"statsData must hold exactly one kind of statistics, found {len(set_members)}"
+            column, f"statsData must hold exactly one kind of statistics, found {len(kinds)}"
         )
-    kind = set_members[0]
-    member = STATS_MEMBERS[kind]
-    allowed = stats_kinds_for_type(column_type)
+    kind = kinds[0]
+    member = kind.member
+    allowed = kinds_for_type(column_type)
     if kind not in allowed:
         expected = (
-            " or ".join(STATS_MEMBERS[k] for k in allowed)
-            or "none (no statistics are kept for this type)"
+            " or ".join(k.member for k in allowed) or "none (no statistics are kept for this type)"
         )
         raise _bad(
             column, f"{member} does not fit a column of type {column_type!r}; expected {expected}"
@@ -388,37 +327,37 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
     row: dict[str, Any] = dict.fromkeys(STATS_COLUMNS)
     stored_type = (obj.colType or column_type).lower()
     _check_length(column, "colType", stored_type, MAX_TYPE_LENGTH)
-    row.update(COLUMN_NAME=column, COLUMN_TYPE=stored_type, STATS_KIND=kind)
-    if kind == "boolean":
+    row.update(COLUMN_NAME=column, COLUMN_TYPE=stored_type, STATS_KIND=kind.value)
+    if kind is Kind.BOOLEAN:
         _required(column, member, stats, "numTrues", "numFalses", "numNulls")
         row.update(NUM_TRUES=stats.numTrues, NUM_FALSES=stats.numFalses)
-    elif kind in ("string", "binary"):
+    elif kind in (Kind.STRING, Kind.BINARY):
         _required(column, member, stats, "maxColLen", "avgColLen", "numNulls")
         _check_double(column, f"{member}.avgColLen", stats.avgColLen, finite=True)
         row.update(MAX_COL_LEN=stats.maxColLen, AVG_COL_LEN=stats.avgColLen)
-        if kind == "string":
+        if kind is Kind.STRING:
             _required(column, member, stats, "numDVs")
             row.update(NUM_DISTINCTS=stats.numDVs)
     else:
         _required(column, member, stats, "numNulls", "numDVs")
         row.update(NUM_DISTINCTS=stats.numDVs, HISTOGRAM=_blob(stats.histogram))
         low, high = stats.lowValue, stats.highValue
-        if kind == "long":
+        if kind is Kind.LONG:
             _check_range(column, low, high)
             row.update(LONG_LOW_VALUE=low, LONG_HIGH_VALUE=high)
-        elif kind == "double":
+        elif kind is Kind.DOUBLE:
             _check_double(column, f"{member}.lowValue", low)
             _check_double(column, f"{member}.highValue", high)
             _check_range(column, low, high)
             row.update(DOUBLE_LOW_VALUE=low, DOUBLE_HIGH_VALUE=high)
-        elif kind == "decimal":
-            low_text, high_text = decimal_text(column, low), decimal_text(column, high)
+        elif kind is Kind.DECIMAL:
+            low_text, high_text = _decimal_text(column, low), _decimal_text(column, high)
             _check_range(column, low_text and Decimal(low_text), high_text and Decimal(high_text))
             _check_length(column, f"{member}.lowValue", low_text, MAX_DECIMAL_TEXT_LENGTH)
             _check_length(column, f"{member}.highValue", high_text, MAX_DECIMAL_TEXT_LENGTH)
             row.update(BIG_DECIMAL_LOW_VALUE=low_text, BIG_DECIMAL_HIGH_VALUE=high_text)
         else:
-            field = "daysSinceEpoch" if kind == "date" else "secondsSinceEpoch"
+            field = "daysSinceEpoch" if kind is Kind.DATE else "secondsSinceEpoch"
             low_v = _holder_value(column, member, low, field)
             high_v = _holder_value(column, member, high, field)
             _check_range(column, low_v, high_v)
@@ -472,17 +411,17 @@ def stats_obj(
     Positions, not names, because this runs for every one of up to 20,000 rows of a call
     and index access on result rows is several times cheaper than access by name.
     """
-    kind = row[STATS_KIND]
+    kind: str = row[STATS_KIND]
     bit_vector = row[BIT_VECTOR] if fetch_bitvector else None
     data: Any
-    if kind == "boolean":
+    if kind == Kind.BOOLEAN:
         data = t.BooleanColumnStatsData(
             numTrues=row[NUM_TRUES],
             numFalses=row[NUM_FALSES],
             numNulls=row[NUM_NULLS],
             bitVectors=bit_vector,
         )
-    elif kind == "string":
+    elif kind == Kind.STRING:
         data = t.StringColumnStatsData(
             maxColLen=row[MAX_COL_LEN],
             avgColLen=row[AVG_COL_LEN],
@@ -490,7 +429,7 @@ def stats_obj(
             numDVs=row[NUM_DISTINCTS],
             bitVectors=bit_vector,
         )
-    elif kind == "binary":
+    elif kind == Kind.BINARY:
         data = t.BinaryColumnStatsData(
             maxColLen=row[MAX_COL_LEN],
             avgColLen=row[AVG_COL_LEN],
@@ -500,15 +439,15 @@ def stats_obj(
     else:
         histogram = row[HISTOGRAM] if fetch_histogram else None
         nulls, ndv = row[NUM_NULLS], row[NUM_DISTINCTS]
-        if kind == "long":
+        if kind == Kind.LONG:
             data = t.LongColumnStatsData(
                 row[LONG_LOW_VALUE], row[LONG_HIGH_VALUE], nulls, ndv, bit_vector, histogram
             )
-        elif kind == "double":
+        elif kind == Kind.DOUBLE:
             data = t.DoubleColumnStatsData(
                 row[DOUBLE_LOW_VALUE], row[DOUBLE_HIGH_VALUE], nulls, ndv, bit_vector, histogram
             )
-        elif kind == "decimal":
+        elif kind == Kind.DECIMAL:
             data = t.DecimalColumnStatsData(
                 decimal_struct(row[BIG_DECIMAL_LOW_VALUE]),
                 decimal_struct(row[BIG_DECIMAL_HIGH_VALUE]),
@@ -517,7 +456,7 @@ def stats_obj(
                 bit_vector,
                 histogram,
             )
-        elif kind == "date":
+        elif kind == Kind.DATE:
             data = t.DateColumnStatsData(
                 _maybe(t.Date, row[LONG_LOW_VALUE]),
                 _maybe(t.Date, row[LONG_HIGH_VALUE]),
@@ -535,13 +474,12 @@ def stats_obj(
                 bit_vector,
                 histogram,
             )
-    union = t.ColumnStatisticsData(**{STATS_MEMBERS[kind]: data})
+    union = t.ColumnStatisticsData(**{_MEMBERS[kind]: data})
     return t.ColumnStatisticsObj(row[COLUMN_NAME], row[COLUMN_TYPE], union)
 
 
-def union_member(data: t.ColumnStatisticsData) -> Any:
-    """The statistics struct held by a ColumnStatisticsData union (None when empty)."""
-    return next((getattr(data, m) for m in STATS_MEMBERS.values() if getattr(data, m)), None)
+# The union member of each STATS_KIND text, looked up without building a Kind per row.
+_MEMBERS = {kind.value: kind.member for kind in Kind}
 
 
 def _maybe(holder: Any, value: int | None) -> Any:

@@ -1,7 +1,8 @@
-"""Database connections, transactions and schema migrations."""
+"""Database connections, transactions (with their retries) and schema migrations."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from importlib import resources
 from typing import TypeVar
@@ -12,10 +13,13 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
 
 _WRITE = "colstats_write"
 
@@ -38,7 +42,7 @@ def create_engine(url: str, *, pool_size: int = 10) -> Engine:
         _configure_sqlite(engine)
         return engine
     # No pre-ping: a dead connection is detected when a call uses it, and the call runs again
-    # (metastore.service), instead of a round trip before every call.
+    # (Transactions.run), instead of a round trip before every call.
     return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
 
 
@@ -60,9 +64,20 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+def safe_url(url: str) -> str:
+    """URL without its password, for logs and messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
 class CommitOutcomeUnknown(Exception):
     """The connection to the database was lost during COMMIT: the transaction may or may not
     have been committed, so the call must not simply be run again."""
+
+
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back
+# and running it again is the remedy PostgreSQL documents.
+_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+ATTEMPTS = 3
 
 
 class Transactions:
@@ -79,14 +94,49 @@ class Transactions:
             else engine
         )
 
-    def run(self, work: Callable[[Session], T], *, write: bool, one_query: bool = False) -> T:
-        """WORK(session) in one transaction: committed if it returns, rolled back if it raises.
+    def run(
+        self, work: Callable[[Session], T], *, name: str, write: bool, one_query: bool = False
+    ) -> T:
+        """WORK(session) in one transaction, again after a failure that a new attempt fixes.
 
-        ONE_QUERY: WORK is a read that makes one query (see metastore.service._call).
+        NAME names the work in log lines. ONE_QUERY: WORK is a read whose answer comes from
+        one SELECT (see metastore.service.base.call), which PostgreSQL then runs without
+        BEGIN and COMMIT.
+
+        Run again (at most ATTEMPTS times in all):
+
+        * a write that lost a race for a unique key to a concurrent call: it now sees the
+          other call's row;
+        * a deadlock or serialization failure: the database rolled the transaction back;
+        * a database connection that turned out to be dead before the commit (the database
+          restarted, or a proxy dropped it): SQLAlchemy has discarded the pool's old
+          connections and the next attempt takes a new one. This replaces a liveness check
+          before every call, a round trip each time. A connection lost during the commit
+          itself is not retried: the commit may have happened (CommitOutcomeUnknown).
+        """
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return self._once(work, write=write, one_query=one_query)
+            except IntegrityError:
+                if not write or attempt == ATTEMPTS:
+                    raise
+                log.info("%s collided with a concurrent write; running it again", name)
+            except DBAPIError as e:
+                sqlstate = getattr(e.orig, "sqlstate", None)
+                if attempt == ATTEMPTS or not (
+                    e.connection_invalidated or sqlstate in _RETRYABLE_SQLSTATES
+                ):
+                    raise
+                log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
+        raise AssertionError("unreachable")
+
+    def _once(self, work: Callable[[Session], T], *, write: bool, one_query: bool) -> T:
+        """WORK(session) in one transaction: committed if it returns, rolled back if it raises.
 
         Not a generator-based context manager on purpose: contextlib assigns __traceback__
         to the exception it re-raises, which the immutable Thrift exceptions refuse.
         """
+        bind: Engine
         if write:
             bind = self._write_engine
         elif one_query:
@@ -102,7 +152,7 @@ class Transactions:
                 raise
             try:
                 session.commit()
-            except sa.exc.DBAPIError as e:
+            except DBAPIError as e:
                 if e.connection_invalidated:
                     raise CommitOutcomeUnknown(
                         f"the database connection was lost while committing ({e.orig}); the "

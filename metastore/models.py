@@ -19,6 +19,8 @@ answer with timestampStats, which Trino cannot read).
 
 from __future__ import annotations
 
+import dataclasses
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -33,6 +35,7 @@ from sqlalchemy import (
     false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.sql.elements import KeyedColumnElement
 
 # SQLite only auto-increments an INTEGER PRIMARY KEY; everywhere else ids are 64-bit.
 Id = BigInteger().with_variant(Integer(), "sqlite")
@@ -281,3 +284,27 @@ class PartitionColumnStats(ColumnStatsMixin, Base):
     __table_args__ = (UniqueConstraint("PART_ID", "COLUMN_NAME", "ENGINE"),)
 
     PART_ID: Mapped[int] = _owner("PARTITIONS.PART_ID")
+
+
+@dataclasses.dataclass(frozen=True)
+class StatsLevel:
+    """One level of column statistics: a table's (TAB_COL_STATS, TABLE_PARAMS, owned by a
+    TBL_ID) or a partition's (PART_COL_STATS, PARTITION_PARAMS, owned by a PART_ID)."""
+
+    name: str
+    stats: type[TableColumnStats] | type[PartitionColumnStats]
+    params: type[TableParam] | type[PartitionParam]
+    owner: str
+    """The owner id column of both tables, TBL_ID or PART_ID."""
+
+    def stats_owner(self) -> KeyedColumnElement[int]:
+        """The owner id column of the statistics table."""
+        return self.stats.__table__.c[self.owner]
+
+    def params_owner(self) -> KeyedColumnElement[int]:
+        """The owner id column of the parameters table."""
+        return self.params.__table__.c[self.owner]
+
+
+TABLE_LEVEL = StatsLevel("table", TableColumnStats, TableParam, "TBL_ID")
+PARTITION_LEVEL = StatsLevel("partition", PartitionColumnStats, PartitionParam, "PART_ID")

@@ -8,10 +8,22 @@ import functools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ARRAY, String, Text, bindparam, case, cast, delete, func, select
+from sqlalchemy import (
+    ARRAY,
+    CursorResult,
+    String,
+    Text,
+    bindparam,
+    case,
+    cast,
+    delete,
+    func,
+    select,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import KeyedColumnElement
 
 from metastore import models as m
 
@@ -40,30 +52,47 @@ def filter_names(names: Iterable[str], pattern: str | None) -> list[str]:
     return [n for n in names if any(fnmatch.fnmatchcase(n, a) for a in alternatives)]
 
 
-def params(s: Session, model: type[Any], owner_column: str, owner_id: int) -> dict[str, str]:
+# The tables of (owner id, PARAM_KEY, PARAM_VALUE) rows.
+ParamModel = (
+    type[m.DatabaseParam]
+    | type[m.TableParam]
+    | type[m.PartitionParam]
+    | type[m.SerDeParam]
+    | type[m.StorageDescriptorParam]
+)
+
+
+def param_owner(model: ParamModel) -> KeyedColumnElement[int]:
+    """The owner id column of a *_PARAMS table: its key column other than PARAM_KEY."""
+    (owner,) = (c for c in model.__table__.primary_key.columns if c.name != "PARAM_KEY")
+    return owner
+
+
+def params(s: Session, model: ParamModel, owner_id: int) -> dict[str, str]:
     """The PARAM_KEY -> PARAM_VALUE map of one owner in a *_PARAMS table."""
     rows = s.execute(
-        select(model.PARAM_KEY, model.PARAM_VALUE).where(getattr(model, owner_column) == owner_id)
+        select(model.PARAM_KEY, model.PARAM_VALUE).where(param_owner(model) == owner_id)
     )
     return {k: v if v is not None else "" for k, v in rows}
 
 
 def insert_params(
-    s: Session, model: type[Any], owner_column: str, owner_id: int, values: dict[str, str] | None
+    s: Session, model: ParamModel, owner_id: int, values: Mapping[str, str] | None
 ) -> None:
     if values:
-        s.add_all(
-            model(**{owner_column: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v})
-            for k, v in values.items()
+        s.execute(
+            model.__table__.insert(),
+            [
+                {param_owner(model).name: owner_id, "PARAM_KEY": k, "PARAM_VALUE": v}
+                for k, v in values.items()
+            ],
         )
 
 
-def replace_params(
-    s: Session, model: type[Any], owner_column: str, owner_id: int, values: dict[str, str]
-) -> None:
+def replace_params(s: Session, model: ParamModel, owner_id: int, values: Mapping[str, str]) -> None:
     """Make VALUES the whole parameter map of one owner."""
-    s.execute(delete(model).where(getattr(model, owner_column) == owner_id))
-    insert_params(s, model, owner_column, owner_id, values)
+    s.execute(delete(model).where(param_owner(model) == owner_id))
+    insert_params(s, model, owner_id, values)
 
 
 def delete_database(s: Session, db: m.Database) -> None:
@@ -116,12 +145,12 @@ def insert_storages(
     for storage in storages:
         if storage.serde is not None:
             storage.sd.SERDE_ID = storage.serde.SERDE_ID
-            insert_params(s, m.SerDeParam, "SERDE_ID", storage.serde.SERDE_ID, storage.serde_params)
+            insert_params(s, m.SerDeParam, storage.serde.SERDE_ID, storage.serde_params)
     s.add_all(st.sd for st in storages)
     s.flush()
     for storage in storages:
         sd_id = storage.sd.SD_ID
-        insert_params(s, m.StorageDescriptorParam, "SD_ID", sd_id, storage.sd_params)
+        insert_params(s, m.StorageDescriptorParam, sd_id, storage.sd_params)
         s.add_all(
             m.BucketingColumn(SD_ID=sd_id, INTEGER_IDX=i, BUCKET_COL_NAME=name)
             for i, name in enumerate(storage.bucket_cols)
@@ -177,8 +206,8 @@ def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage
     serdes = {
         x.SERDE_ID: x for x in s.scalars(select(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))
     }
-    serde_params = _grouped_params(s, m.SerDeParam, "SERDE_ID", serde_ids)
-    sd_params = _grouped_params(s, m.StorageDescriptorParam, "SD_ID", ids)
+    serde_params = _grouped_params(s, m.SerDeParam, serde_ids)
+    sd_params = _grouped_params(s, m.StorageDescriptorParam, ids)
     buckets: dict[int, list[str]] = {}
     for b in s.scalars(
         select(m.BucketingColumn)
@@ -206,9 +235,9 @@ def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage
 
 
 def _grouped_params(
-    s: Session, model: type[Any], owner_column: str, owner_ids: Iterable[int]
+    s: Session, model: ParamModel, owner_ids: Iterable[int]
 ) -> dict[int, dict[str, str]]:
-    owner = getattr(model, owner_column)
+    owner = param_owner(model)
     out: dict[int, dict[str, str]] = {}
     ids = list(owner_ids)
     if not ids:
@@ -334,7 +363,7 @@ def partition_values(s: Session, part_ids: Sequence[int]) -> dict[int, list[str]
 
 
 def partition_params(s: Session, part_ids: Sequence[int]) -> dict[int, dict[str, str]]:
-    return _grouped_params(s, m.PartitionParam, "PART_ID", part_ids)
+    return _grouped_params(s, m.PartitionParam, part_ids)
 
 
 def delete_partition(s: Session, partition: m.Partition) -> None:
@@ -344,8 +373,6 @@ def delete_partition(s: Session, partition: m.Partition) -> None:
 
 # ------------------------------------------------------------------------------------------
 # Column statistics
-
-StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
 
 # Columns an update may leave unset: a NULL in the new row keeps the stored value when the
 # stored row holds the same kind of statistics (HMS keeps fields the caller did not set).
@@ -366,12 +393,8 @@ _KEPT_WHEN_UNSET = (
 )
 
 
-def _owner_column(model: StatsModel) -> str:
-    return "TBL_ID" if model is m.TableColumnStats else "PART_ID"
-
-
 def upsert_stats(
-    s: Session, model: StatsModel, rows: Sequence[dict[str, Any]], *, keep_unset: bool = True
+    s: Session, level: m.StatsLevel, rows: Sequence[dict[str, Any]], *, keep_unset: bool = True
 ) -> None:
     """Insert or update statistics rows in bulk, with one upsert statement.
 
@@ -388,8 +411,8 @@ def upsert_stats(
     """
     if not rows:
         return
-    table = model.__table__
-    owner = _owner_column(model)
+    table = level.stats.__table__
+    owner = level.owner
     columns = [owner, *STATS_COLUMNS]
     # One order for every writer, so that two calls that upsert the same rows lock them in
     # the same order and cannot deadlock.
@@ -399,12 +422,12 @@ def upsert_stats(
     if dialect.name == "postgresql":
         source = select(*[func.unnest(_array_param(c, table.c[c].type)) for c in columns])
         stmt = _on_conflict(
-            model, postgresql.insert(table).from_select(columns, source), keep_unset
+            level, postgresql.insert(table).from_select(columns, source), keep_unset
         )
         connection.execute(stmt, {c: [row[c] for row in rows] for c in columns})
     elif dialect.name == "sqlite":
         stmt = _on_conflict(
-            model, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
+            level, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
         )
         compiled = stmt.compile(dialect=dialect)
         order = compiled.positiontup
@@ -422,8 +445,8 @@ def _array_param(name: str, item_type: Any) -> Any:
     return cast(bindparam(name, type_=ARRAY(item_type)), ARRAY(item_type))
 
 
-def _on_conflict(model: StatsModel, stmt: Any, keep_unset: bool) -> Any:
-    table = model.__table__
+def _on_conflict(level: m.StatsLevel, stmt: Any, keep_unset: bool) -> Any:
+    table = level.stats.__table__
     same_kind = table.c.STATS_KIND == stmt.excluded.STATS_KIND
     updates: dict[str, Any] = {
         "STATS_KIND": stmt.excluded.STATS_KIND,
@@ -434,21 +457,22 @@ def _on_conflict(model: StatsModel, stmt: Any, keep_unset: bool) -> Any:
         new, old = stmt.excluded[col], table.c[col]
         updates[col] = case((same_kind, func.coalesce(new, old)), else_=new) if keep_unset else new
     return stmt.on_conflict_do_update(
-        index_elements=[_owner_column(model), "COLUMN_NAME", "ENGINE"], set_=updates
+        index_elements=[level.owner, "COLUMN_NAME", "ENGINE"], set_=updates
     )
 
 
 def delete_stats(
-    s: Session, model: StatsModel, owner_id: int, column_name: str | None, engine: str | None
+    s: Session, level: m.StatsLevel, owner_id: int, column_name: str | None, engine: str | None
 ) -> int:
     """Delete statistics of one owner: one column or all, one engine or all. Returns rows."""
-    owner = getattr(model, _owner_column(model))
-    stmt = delete(model).where(owner == owner_id)
+    model = level.stats
+    stmt = delete(model).where(level.stats_owner() == owner_id)
     if column_name is not None:
-        stmt = stmt.where(column_name == model.COLUMN_NAME)
+        stmt = stmt.where(model.COLUMN_NAME == column_name)
     if engine is not None:
-        stmt = stmt.where(engine == model.ENGINE)
-    return s.execute(stmt).rowcount
+        stmt = stmt.where(model.ENGINE == engine)
+    result: CursorResult[Any] = s.connection().execute(stmt)
+    return result.rowcount
 
 
 STATS_COLUMNS = (
@@ -462,7 +486,7 @@ STATS_COLUMNS = (
 )
 
 
-def _stats_columns(model: StatsModel) -> list[Any]:
+def _stats_columns(model: type[m.ColumnStatsMixin]) -> list[Any]:
     return [model.__table__.c[name] for name in STATS_COLUMNS]
 
 
@@ -552,12 +576,13 @@ def partition_stats_by_name(
 
 
 def stats_rows(
-    s: Session, model: StatsModel, owner_ids: Sequence[int], columns: Sequence[str], engine: str
-) -> list[Any]:
+    s: Session, level: m.StatsLevel, owner_ids: Sequence[int], columns: Sequence[str], engine: str
+) -> list[dict[str, Any]]:
     """Stored rows (as mappings) of the owners' columns, with the owner id."""
     if not owner_ids or not columns:
         return []
-    owner = model.__table__.c[_owner_column(model)]
+    model = level.stats
+    owner = level.stats_owner()
     query = select(owner, *_stats_columns(model)).where(
         owner.in_(owner_ids), model.ENGINE == engine, model.COLUMN_NAME.in_(columns)
     )
@@ -583,12 +608,12 @@ def column_types_by_storage(s: Session, sd_ids: Iterable[int | None]) -> dict[in
 
 
 def param_values(
-    s: Session, model: type[Any], owner_column: str, owner_ids: Sequence[int], key: str
+    s: Session, model: ParamModel, owner_ids: Sequence[int], key: str
 ) -> dict[int, str | None]:
     """Owner id -> value of one parameter KEY (missing owners are absent)."""
     if not owner_ids:
         return {}
-    owner = getattr(model, owner_column)
+    owner = param_owner(model)
     rows = s.connection().execute(
         select(owner, model.PARAM_VALUE).where(owner.in_(owner_ids), model.PARAM_KEY == key)
     )
@@ -597,8 +622,7 @@ def param_values(
 
 def set_param_values(
     s: Session,
-    model: type[Any],
-    owner_column: str,
+    model: ParamModel,
     values: Mapping[int, str | None],
     key: str,
     stored: Mapping[int, str | None] | None = None,
@@ -612,12 +636,12 @@ def set_param_values(
         values = {i: v for i, v in values.items() if stored.get(i) != v}
     if not values:
         return
-    owner = getattr(model, owner_column)
+    owner = param_owner(model)
     ids = sorted(values)  # one lock order for every writer
     for start in range(0, len(ids), 5000):
         s.execute(delete(model).where(owner.in_(ids[start : start + 5000]), model.PARAM_KEY == key))
     new = [
-        {owner_column: i, "PARAM_KEY": key, "PARAM_VALUE": v}
+        {owner.name: i, "PARAM_KEY": key, "PARAM_VALUE": v}
         for i, v in sorted(values.items())
         if v is not None
     ]

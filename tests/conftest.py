@@ -122,6 +122,14 @@ def connect(
     return client, transport
 
 
+@pytest.fixture(scope="module")
+def engine(server: RunningServer) -> Iterator[sa.Engine]:
+    """An engine on the server's own database, to check which rows a call left behind."""
+    eng = sa.create_engine(server.url)
+    yield eng
+    eng.dispose()
+
+
 @pytest.fixture
 def client(server: RunningServer) -> Iterator[ThriftHiveMetastore.Client]:
     """A generated client connected to `server`."""

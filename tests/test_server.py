@@ -15,8 +15,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer, connect, empty_database
-from test_column_stats import EXAMPLES, column_stats, make_table, obj, row_count
+from metadata_builders import database
+from stats_builders import EXAMPLES, column_stats, make_table, obj, row_count
+from thrift.protocol import TBinaryProtocol
+from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.transport import TSocket, TTransport
 
+from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
 from metastore import db
 from metastore.config import Settings
@@ -228,3 +233,56 @@ def test_a_write_after_single_query_reads_is_still_all_or_nothing(
     with pytest.raises(t.InvalidObjectException, match="no_such_column"):
         client.set_aggr_stats_for(t.SetPartitionsStatsRequest([good, bad], needMerge=False))
     assert client.get_table_statistics_req(request).tableStats == []
+
+
+def _write_unknown_call(proto: TBinaryProtocol.TBinaryProtocol, name: str, seqid: int) -> None:
+    """A call of NAME whose arguments hold a string, a list and a nested struct to skip."""
+    proto.writeMessageBegin(name, TMessageType.CALL, seqid)
+    proto.writeStructBegin("args")
+    proto.writeFieldBegin("s", TType.STRING, 1)
+    proto.writeString("skip me")
+    proto.writeFieldEnd()
+    proto.writeFieldBegin("l", TType.LIST, 2)
+    proto.writeListBegin(TType.I64, 3)
+    for i in range(3):
+        proto.writeI64(i)
+    proto.writeListEnd()
+    proto.writeFieldEnd()
+    proto.writeFieldBegin("req", TType.STRUCT, 3)
+    proto.writeStructBegin("req")
+    proto.writeFieldBegin("x", TType.I32, 1)
+    proto.writeI32(7)
+    proto.writeFieldEnd()
+    proto.writeFieldStop()
+    proto.writeStructEnd()
+    proto.writeFieldEnd()
+    proto.writeFieldStop()
+    proto.writeStructEnd()
+    proto.writeMessageEnd()
+    proto.trans.flush()
+
+
+@pytest.mark.parametrize("method", ["get_catalogs", "getStatus"])
+def test_unknown_method_is_answered_and_the_connection_survives(
+    server: Any, db_name: str, method: str
+) -> None:
+    socket = TSocket.TSocket("127.0.0.1", server.port)
+    socket.setTimeout(10_000)
+    transport = TTransport.TBufferedTransport(socket)
+    proto = TBinaryProtocol.TBinaryProtocol(transport)
+    transport.open()
+    try:
+        for seqid in (41, 42):
+            _write_unknown_call(proto, method, seqid)
+            name, kind, got_seqid = proto.readMessageBegin()
+            assert (name, kind, got_seqid) == (method, TMessageType.EXCEPTION, seqid)
+            error = TApplicationException()
+            error.read(proto)
+            proto.readMessageEnd()
+            assert error.type == TApplicationException.UNKNOWN_METHOD
+            assert method in (error.message or "")
+        client = ThriftHiveMetastore.Client(proto)
+        client.create_database(database(db_name))
+        assert client.get_database(db_name).name == db_name
+    finally:
+        transport.close()

@@ -1,0 +1,5 @@
+import sys
+
+from metastore.cli import main
+
+sys.exit(main())

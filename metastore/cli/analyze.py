@@ -1,0 +1,94 @@
+"""`metastore analyze`: the statistics job, with Spark, into a metastore."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from metastore.job.options import DEFAULT_BATCH, FORMATS, AnalyzeOptions
+from metastore.vocabulary import DEFAULT_ENGINE
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "analyze",
+        help="compute statistics with Spark and write them to a metastore",
+        description="Compute HMS column statistics for a table and every partition in one "
+        "Spark scan and write them to a metastore (needs the 'spark' extra).",
+    )
+    add_arguments(parser)
+    parser.set_defaults(run=run)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("table", help="DB.TABLE in the metastore (created when missing)")
+    parser.add_argument("--uri", required=True, help="metastore URI, thrift://HOST:PORT")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--path", help="data folder with Hive-style partition folders")
+    source.add_argument("--spark-table", help="a table of the Spark catalog")
+    parser.add_argument(
+        "--format",
+        default="parquet",
+        choices=FORMATS,
+        help="with --path: the files' format (default parquet)",
+    )
+    parser.add_argument(
+        "--schema",
+        help="with --path: a DDL schema, e.g. 'a INT, b STRING' (needed for csv and json)",
+    )
+    parser.add_argument(
+        "--partition",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="only this partition, e.g. ds=2024-01-01 (repeatable; "
+        "a prefix of the keys selects every matching partition)",
+    )
+    parser.add_argument("--columns", help="comma-separated columns (default: all)")
+    parser.add_argument(
+        "--engine",
+        default=DEFAULT_ENGINE,
+        help="statistics engine (default hive, which Hive and Trino read)",
+    )
+    parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="scan only partitions without statistics (and those named)",
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=DEFAULT_BATCH,
+        help=f"partitions per metastore call (default {DEFAULT_BATCH})",
+    )
+
+
+def options(args: argparse.Namespace) -> AnalyzeOptions:
+    """The job's options from the parsed command line (JobError when they do not fit)."""
+    return AnalyzeOptions(
+        table=args.table,
+        uri=args.uri,
+        path=args.path,
+        spark_table=args.spark_table,
+        format=args.format,
+        schema=args.schema,
+        partitions=tuple(args.partition),
+        columns=tuple(c.strip() for c in args.columns.split(",") if c.strip())
+        if args.columns
+        else (),
+        engine=args.engine,
+        incremental=args.incremental,
+        batch_size=args.batch_size,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from metastore.cli import configure_logging
+    from metastore.job import analyze
+
+    job_options = options(args)
+    configure_logging("INFO")
+    result = analyze.run(analyze.spark_session(), job_options)
+    print()
+    print(analyze.summary_text(result))
+    return 0

@@ -1,0 +1,83 @@
+"""What the statistics job is asked to do: :class:`AnalyzeOptions`, checked when made."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from metastore import names
+from metastore.job.errors import JobError
+from metastore.vocabulary import DEFAULT_ENGINE
+
+FORMATS = ("parquet", "orc", "csv", "json")
+DEFAULT_BATCH = 100
+"""Partitions per metastore call."""
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalyzeOptions:
+    """The options of one run of the job; invalid combinations raise JobError.
+
+    Exactly one source: PATH (a folder of FORMAT files with Hive-style partition folders) or
+    SPARK_TABLE (a table of the Spark catalog).
+    """
+
+    table: str
+    """DB.TABLE in the metastore (created when missing)."""
+    uri: str
+    """The metastore, thrift://HOST:PORT."""
+    path: str | None = None
+    spark_table: str | None = None
+    format: str = "parquet"
+    schema: str | None = None
+    """A DDL schema for csv and json, e.g. 'a INT, b STRING'."""
+    partitions: tuple[str, ...] = ()
+    """Partition specs to analyze (all partitions when empty), see parse_partition_spec."""
+    columns: tuple[str, ...] = ()
+    """Columns to analyze (all when empty)."""
+    engine: str = DEFAULT_ENGINE
+    incremental: bool = False
+    """Scan only partitions without statistics (and those named in PARTITIONS)."""
+    batch_size: int = DEFAULT_BATCH
+
+    def __post_init__(self) -> None:
+        db, _, table = self.table.partition(".")
+        if not db or not table or "." in table:
+            raise JobError(f"table {self.table!r} must be given as DB.TABLE")
+        if (self.path is None) == (self.spark_table is None):
+            raise JobError("give exactly one source: a path or a Spark table")
+        if self.format not in FORMATS:
+            raise JobError(f"unknown format {self.format!r}; use one of {', '.join(FORMATS)}")
+        if self.path is not None and self.format in ("csv", "json") and not self.schema:
+            raise JobError(f"format {self.format} needs a schema, e.g. 'a INT, b STRING'")
+        if self.batch_size < 1:
+            raise JobError(f"the batch size must be at least 1, not {self.batch_size}")
+        for spec in self.partitions:
+            parse_partition_spec(spec)
+
+    @property
+    def db_name(self) -> str:
+        return names.identifier(self.table.partition(".")[0])
+
+    @property
+    def table_name(self) -> str:
+        return names.identifier(self.table.partition(".")[2])
+
+    def partition_specs(self) -> list[dict[str, str]]:
+        return [parse_partition_spec(spec) for spec in self.partitions]
+
+
+def parse_partition_spec(spec: str) -> dict[str, str]:
+    """'ds=2024-01-01' or 'ds=2024-01-01/hr=1' or 'ds=2024-01-01,hr=1' -> {key: value}.
+
+    Keys and values are unescaped as in partition names: a value with '/' or '=' is given
+    escaped (%2F, %3D), exactly as `get_partition_names` lists it.
+    """
+    out = {}
+    for part in re.split(r"[/,](?=[^/,=]+=)", spec):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise JobError(f"partition spec {spec!r}: {part!r} is not key=value")
+        value = value.strip().strip("'\"")
+        out[names.unescape_path_name(key.strip()).lower()] = names.unescape_path_name(value)
+    return out

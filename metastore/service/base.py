@@ -1,0 +1,188 @@
+"""What every domain of the handler shares: the `call` decorator (one transaction per call,
+logging, translation to declared exceptions) and the lookups of databases, tables and
+partitions by the names a call gives.
+
+Every error a caller can cause is answered with an exception the method declares, with a
+message that names the object at fault. Anything unexpected is logged with its traceback
+and answered with MetaException, never with the INTERNAL_ERROR that Java HMS gives.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Concatenate, ParamSpec, TypeVar
+
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore import convert, names, store
+from metastore import models as m
+from metastore.config import Settings
+from metastore.db import CommitOutcomeUnknown, Transactions
+
+log = logging.getLogger("metastore.service")
+
+DECLARED = (
+    t.MetaException,
+    t.NoSuchObjectException,
+    t.InvalidObjectException,
+    t.InvalidInputException,
+    t.AlreadyExistsException,
+    t.InvalidOperationException,
+)
+
+S = TypeVar("S", bound="ServiceBase")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def call(
+    *, write: bool, one_query: bool = False
+) -> Callable[[Callable[Concatenate[S, Session, P], R]], Callable[Concatenate[S, P], R]]:
+    """Make a handler method a Thrift call: METHOD(self, session, *args) becomes
+    CALL(self, *args), run in one transaction (Transactions.run: retried where a new attempt
+    fixes the failure), logged, with every error translated to a declared exception.
+
+    ONE_QUERY marks a read whose answer comes from one SELECT (one per 5,000 partition
+    names; other queries only choose the exception of a failed call): on PostgreSQL it runs
+    without BEGIN and COMMIT, one round trip instead of three.
+    """
+
+    def decorate(method: Callable[Concatenate[S, Session, P], R]) -> Callable[Concatenate[S, P], R]:
+        name = method.__name__
+
+        @functools.wraps(method)
+        def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            started = time.perf_counter()
+            try:
+                result = self.tx.run(
+                    lambda s: method(self, s, *args, **kwargs),
+                    name=name,
+                    write=write,
+                    one_query=one_query,
+                )
+            except DECLARED as e:
+                log.warning("%s failed: %s: %s", name, type(e).__name__, e.message)
+                raise
+            except names.InvalidNameError as e:
+                log.warning("%s failed: %s", name, e)
+                raise t.MetaException(str(e)) from None
+            except CommitOutcomeUnknown as e:
+                log.error("%s: %s", name, e)
+                raise t.MetaException(f"{name}: {e}") from None
+            except Exception as e:
+                log.exception("%s failed unexpectedly", name)
+                raise t.MetaException(
+                    f"internal error in {name}: {type(e).__name__}: {e}"
+                ) from None
+            log.debug("%s ok in %.1f ms", name, (time.perf_counter() - started) * 1e3)
+            return result
+
+        return wrapper
+
+    return decorate
+
+
+def altered_params(params: dict[str, str] | None) -> dict[str, str]:
+    """The new parameter map of an alter; transient_lastDdlTime is set to now when absent,
+    as HMS does."""
+    out = {k: v for k, v in (params or {}).items() if k is not None}
+    out.setdefault("transient_lastDdlTime", str(convert.now()))
+    return out
+
+
+def alter_location(s: Session, sd_id: int | None, sd: t.StorageDescriptor | None) -> None:
+    """Set the location of storage descriptor SD_ID to SD's, when SD gives one."""
+    if sd is not None and sd.location is not None and sd_id is not None:
+        storage = s.get(m.StorageDescriptor, sd_id)
+        if storage is not None:
+            storage.LOCATION = sd.location
+
+
+def missing(what: str) -> t.NoSuchObjectException:
+    """NoSuchObjectException for WHAT, in the words clients match ("does not exist")."""
+    return t.NoSuchObjectException(f"{what} does not exist")
+
+
+class ServiceBase:
+    """The state of the handler and the lookups its domains share."""
+
+    def __init__(self, tx: Transactions, settings: Settings) -> None:
+        self.tx = tx
+        self.settings = settings
+
+    def _database(self, s: Session, db_arg: str | None, catalog: str | None = None) -> m.Database:
+        cat, db_name = names.split_catalog(db_arg)
+        if catalog:
+            cat = names.identifier(catalog)
+        if not db_name:
+            raise t.NoSuchObjectException("no database name given")
+        db = store.find_database(s, cat, names.identifier(db_name))
+        if db is None:
+            raise missing(f"database {cat}.{names.identifier(db_name)}")
+        return db
+
+    def _table(
+        self, s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
+    ) -> tuple[m.Database, m.Table]:
+        db = self._database(s, db_arg, catalog)
+        if not table_name:
+            raise t.NoSuchObjectException("no table name given")
+        table = store.find_table(s, db.DB_ID, names.identifier(table_name))
+        if table is None:
+            raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
+        return db, table
+
+    def _partition_keys(self, s: Session, table: m.Table) -> list[str]:
+        return [k.PKEY_NAME for k in store.partition_keys(s, table.TBL_ID)]
+
+    def _partition_name(self, s: Session, table: m.Table, part_name: str) -> str:
+        """PART_NAME as stored: parsed, checked against the table's keys and re-escaped."""
+        keys = self._partition_keys(s, table)
+        if not keys:
+            raise t.NoSuchObjectException(f"table {table.TBL_NAME} is not partitioned")
+        return names.make_partition_name(keys, names.partition_values(part_name, keys))
+
+    def _partition(self, s: Session, table: m.Table, part_name: str | None) -> m.Partition:
+        if not part_name:
+            raise t.NoSuchObjectException("no partition name given")
+        try:
+            stored_name = self._partition_name(s, table, part_name)
+        except names.InvalidNameError as e:
+            raise t.NoSuchObjectException(str(e)) from None
+        partition = store.find_partition(s, table.TBL_ID, stored_name)
+        if partition is None:
+            raise missing(f"partition {stored_name} of table {table.TBL_NAME}")
+        return partition
+
+    def _table_struct(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
+        storages = store.load_storages(s, [table.SD_ID])
+        return convert.table_struct(
+            table,
+            db,
+            storages.get(table.SD_ID) if table.SD_ID else None,
+            store.partition_keys(s, table.TBL_ID),
+            store.params(s, m.TableParam, table.TBL_ID),
+        )
+
+    def _partition_structs(
+        self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
+    ) -> list[t.Partition]:
+        ids = [p.PART_ID for p in partitions]
+        values = store.partition_values(s, ids)
+        params = store.partition_params(s, ids)
+        storages = store.load_storages(s, [p.SD_ID for p in partitions])
+        return [
+            convert.partition_struct(
+                p,
+                db,
+                table,
+                values.get(p.PART_ID, []),
+                storages.get(p.SD_ID) if p.SD_ID else None,
+                params.get(p.PART_ID, {}),
+            )
+            for p in partitions
+        ]

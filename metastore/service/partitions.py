@@ -1,0 +1,238 @@
+"""Calls on partitions: add, get, list, alter, drop."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore import convert, names, store
+from metastore import models as m
+from metastore.service.base import ServiceBase, alter_location, altered_params, call
+
+
+class PartitionCalls(ServiceBase):
+    def _add_partitions(
+        self,
+        s: Session,
+        parts: Sequence[t.Partition],
+        if_not_exists: bool,
+        db_arg: str | None = None,
+        table_name: str | None = None,
+        catalog: str | None = None,
+    ) -> list[t.Partition]:
+        """Add PARTS (all of one table); returns the partitions added, as stored."""
+        if not parts:
+            return []
+        first = parts[0]
+        db_arg = db_arg or first.dbName
+        table_name = table_name or first.tableName
+        try:
+            db, table = self._table(s, db_arg, table_name, catalog or first.catName)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidObjectException(e.message) from None
+        keys = self._partition_keys(s, table)
+        if not keys:
+            raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
+        table_storage = store.load_storages(s, [table.SD_ID]).get(table.SD_ID or -1)
+        wanted: dict[str, tuple[t.Partition, list[str]]] = {}
+        for part in parts:
+            if (
+                names.identifier(part.dbName or db.NAME) != db.NAME
+                or names.identifier(part.tableName or table.TBL_NAME) != table.TBL_NAME
+            ):
+                raise t.MetaException(
+                    f"partitions of {part.dbName}.{part.tableName} in a request for "
+                    f"{db.NAME}.{table.TBL_NAME}"
+                )
+            values = list(part.values or [])
+            if len(values) != len(keys) or any(v is None or v == "" for v in values):
+                raise t.InvalidObjectException(
+                    f"partition values {values} do not match the keys ({', '.join(keys)}) of "
+                    f"{db.NAME}.{table.TBL_NAME}: one non-empty value per key is needed"
+                )
+            part_name = names.make_partition_name(keys, values)
+            if part_name in wanted and not if_not_exists:
+                raise t.AlreadyExistsException(f"partition {part_name} is given twice")
+            wanted.setdefault(part_name, (part, values))
+        existing = {p.PART_NAME for p in store.find_partitions(s, table.TBL_ID, list(wanted))}
+        if existing and not if_not_exists:
+            raise t.AlreadyExistsException(
+                f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
+            )
+        new = [
+            (name, part, values) for name, (part, values) in wanted.items() if name not in existing
+        ]
+        storages = []
+        for name, part, _ in new:
+            storage = convert.storage_rows(part.sd or convert.storage_struct(table_storage))
+            if part.sd is None or not part.sd.location:
+                base = table_storage.sd.LOCATION if table_storage else None
+                storage.sd.LOCATION = f"{base}/{name}" if base else None
+            storages.append(storage)
+        sd_ids = store.insert_storages(
+            s, storages, reuse_cd_id=table_storage.sd.CD_ID if table_storage else None
+        )
+        added = [
+            m.Partition(
+                TBL_ID=table.TBL_ID,
+                PART_NAME=name,
+                CREATE_TIME=part.createTime or convert.now(),
+                LAST_ACCESS_TIME=part.lastAccessTime or 0,
+                SD_ID=sd_id,
+            )
+            for (name, part, _), sd_id in zip(new, sd_ids, strict=True)
+        ]
+        s.add_all(added)
+        s.flush()
+        for row, (_, part, values) in zip(added, new, strict=True):
+            s.add_all(
+                m.PartitionKeyValue(PART_ID=row.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
+                for i, v in enumerate(values)
+            )
+            params = dict(part.parameters or {})
+            params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
+            store.insert_params(s, m.PartitionParam, row.PART_ID, params)
+        s.flush()
+        return self._partition_structs(s, db, table, added)
+
+    @call(write=True)
+    def add_partition(self, s: Session, new_part: t.Partition) -> t.Partition:
+        if new_part is None:
+            raise t.InvalidObjectException("no partition given")
+        return self._add_partitions(s, [new_part], if_not_exists=False)[0]
+
+    @call(write=True)
+    def add_partitions(self, s: Session, new_parts: list[t.Partition] | None) -> int:
+        if new_parts is None:
+            raise t.MetaException("no partition list given")
+        tables = (
+            {(p.dbName or "").lower() for p in new_parts},
+            {(p.tableName or "").lower() for p in new_parts},
+        )
+        if len(tables[0]) > 1 or len(tables[1]) > 1:
+            raise t.MetaException("add_partitions takes partitions of one table only")
+        return len(self._add_partitions(s, new_parts, if_not_exists=False))
+
+    @call(write=True)
+    def add_partitions_req(
+        self, s: Session, request: t.AddPartitionsRequest
+    ) -> t.AddPartitionsResult:
+        if request is None or not request.dbName or not request.tblName or request.parts is None:
+            raise t.InvalidObjectException("AddPartitionsRequest needs dbName, tblName and parts")
+        added = self._add_partitions(
+            s,
+            request.parts,
+            bool(request.ifNotExists),
+            request.dbName,
+            request.tblName,
+            request.catName,
+        )
+        return t.AddPartitionsResult(partitions=added if request.needResult is not False else None)
+
+    @call(write=False)
+    def get_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str]
+    ) -> t.Partition:
+        db, table = self._table(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table)
+        if len(part_vals or []) != len(keys) or not keys:
+            raise t.NoSuchObjectException(
+                f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
+            )
+        name = names.make_partition_name(keys, part_vals)
+        return self._partition_structs(s, db, table, [self._partition(s, table, name)])[0]
+
+    @call(write=False)
+    def get_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str
+    ) -> t.Partition:
+        db, table = self._table(s, db_name, tbl_name)
+        return self._partition_structs(s, db, table, [self._partition(s, table, part_name)])[0]
+
+    @call(write=False)
+    def get_partitions(
+        self, s: Session, db_name: str, tbl_name: str, max_parts: int
+    ) -> list[t.Partition]:
+        db, table = self._table(s, db_name, tbl_name)
+        return self._partition_structs(
+            s, db, table, store.list_partitions(s, table.TBL_ID, max_parts)
+        )
+
+    @call(write=False)
+    def get_partitions_by_names(
+        self, s: Session, db_name: str, tbl_name: str, names_: list[str] | None
+    ) -> list[t.Partition]:
+        db, table = self._table(s, db_name, tbl_name)
+        stored = []
+        for name in names_ or []:
+            try:
+                stored.append(self._partition_name(s, table, name))
+            except names.InvalidNameError:
+                continue  # HMS leaves out names it cannot find
+        return self._partition_structs(s, db, table, store.find_partitions(s, table.TBL_ID, stored))
+
+    @call(write=False)
+    def get_partition_names(
+        self, s: Session, db_name: str, tbl_name: str, max_parts: int
+    ) -> list[str]:
+        _, table = self._table(s, db_name, tbl_name)
+        return store.partition_names(s, table.TBL_ID, max_parts)
+
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: t.Partition) -> None:
+        self.alter_partitions(db_name, tbl_name, [new_part])
+
+    @call(write=True)
+    def alter_partitions(
+        self, s: Session, db_name: str, tbl_name: str, new_parts: list[t.Partition] | None
+    ) -> None:
+        """Replace the parameters (and location) of partitions found by their values: all
+        of them or, when one does not exist, none."""
+        try:
+            db, table = self._table(s, db_name, tbl_name)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
+        keys = self._partition_keys(s, table)
+        by_name: dict[str, t.Partition] = {}
+        for part in new_parts or []:
+            if part is None or len(part.values or []) != len(keys) or not keys:
+                raise t.InvalidOperationException(
+                    f"cannot alter a partition of {db.NAME}.{table.TBL_NAME}: values "
+                    f"{None if part is None else part.values} do not match the keys {keys}"
+                )
+            by_name[names.make_partition_name(keys, part.values)] = part
+        found = {p.PART_NAME: p for p in store.find_partitions(s, table.TBL_ID, list(by_name))}
+        for name, part in by_name.items():
+            partition = found.get(name)
+            if partition is None:
+                raise t.InvalidOperationException(
+                    f"cannot alter: partition {name} of {db.NAME}.{table.TBL_NAME} does not exist"
+                )
+            alter_location(s, partition.SD_ID, part.sd)
+            store.replace_params(
+                s, m.PartitionParam, partition.PART_ID, altered_params(part.parameters)
+            )
+
+    @call(write=True)
+    def drop_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool
+    ) -> bool:
+        db, table = self._table(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table)
+        if len(part_vals or []) != len(keys) or not keys:
+            raise t.NoSuchObjectException(
+                f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
+            )
+        store.delete_partition(
+            s, self._partition(s, table, names.make_partition_name(keys, part_vals))
+        )
+        return True
+
+    @call(write=True)
+    def drop_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str, deleteData: bool
+    ) -> bool:
+        _, table = self._table(s, db_name, tbl_name)
+        store.delete_partition(s, self._partition(s, table, part_name))
+        return True

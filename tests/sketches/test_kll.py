@@ -1,0 +1,92 @@
+"""KLL histograms in DataSketches' KllFloatsSketch format."""
+
+from __future__ import annotations
+
+import datasketches
+import numpy as np
+import pytest
+
+from metastore.sketches import (
+    SketchFormatError,
+    kll_build,
+    kll_count,
+    kll_histogram,
+    kll_merge,
+    kll_quantiles,
+)
+
+
+def test_build_is_the_datasketches_float_sketch() -> None:
+    """Compaction is randomised, so compare content rather than bytes."""
+    blob = kll_build(np.arange(1000, dtype=np.int64))
+    sketch = datasketches.kll_floats_sketch.deserialize(blob)
+    assert (sketch.k, sketch.n) == (200, 1000)
+    assert (sketch.get_min_value(), sketch.get_max_value()) == (0.0, 999.0)
+    assert kll_count(blob) == 1000
+    small = datasketches.kll_floats_sketch(200)
+    small.update(np.array([3, 1, 2], dtype=np.float32))
+    assert kll_build([3, 1, 2]) == bytes(small.serialize())  # exact below k values
+
+
+def test_values_are_cast_to_float32_and_nan_is_ignored() -> None:
+    blob = kll_build([16777217, np.nan, 0.1])
+    assert kll_count(blob) == 2
+    assert kll_quantiles(blob, [1.0])[0] == float(np.float32(16777217))
+
+
+def test_doubles_beyond_float32_become_infinities() -> None:
+    """As Java's (float) cast does in Hive; no overflow warning escapes."""
+    blob = kll_build(np.array([1e300, -1e300, 1.0]))
+    sketch = datasketches.kll_floats_sketch.deserialize(blob)
+    assert (sketch.get_min_value(), sketch.get_max_value()) == (-np.inf, np.inf)
+
+
+def test_quantiles_and_histogram() -> None:
+    blob = kll_build(np.arange(10_000))
+    low, mid, high = kll_quantiles(blob, [0.0, 0.5, 1.0])
+    assert low <= 100 and abs(mid - 5000) <= 200 and high == 9999
+    histogram = kll_histogram(blob, 4)
+    assert histogram.edges.tolist()[0] == 0 and histogram.edges.tolist()[-1] == 9999
+    assert len(histogram.edges) == 5 and histogram.counts.sum() == 10_000
+    assert all(abs(c - 2500) <= 250 for c in histogram.counts)
+
+
+def test_small_exact_histogram() -> None:
+    histogram = kll_histogram(kll_build([1, 2, 3, 4]), 2)
+    assert histogram.edges.tolist() == [1.0, 2.0, 4.0]
+    assert histogram.counts.tolist() == [1, 3]
+
+
+def test_repeated_values_merge_bins() -> None:
+    single = kll_histogram(kll_build([5, 5, 5]), 4)
+    assert single.edges.tolist() == [5.0, 5.0] and single.counts.tolist() == [3]
+    skewed = kll_histogram(kll_build([1] * 90 + list(range(2, 12))), 10)
+    assert skewed.counts.sum() == 100 and len(skewed.edges) == len(skewed.counts) + 1
+    assert len(skewed.counts) < 10
+
+
+def test_empty_input() -> None:
+    blob = kll_build([])
+    assert kll_count(blob) == 0
+    assert np.isnan(kll_quantiles(blob, [0.5, 0.9])).all()
+    empty = kll_histogram(blob, 5)
+    assert empty.edges.size == 0 and empty.counts.size == 0
+    assert kll_count(kll_merge([blob, blob])) == 0
+
+
+def test_merge() -> None:
+    merged = kll_merge([kll_build(np.arange(500)), kll_build(np.arange(500, 1000))])
+    assert kll_count(merged) == 1000
+    assert kll_histogram(merged, 2).edges.tolist()[::2] == [0.0, 999.0]
+    with pytest.raises(ValueError, match="different k"):
+        kll_merge([kll_build([1], k=200), kll_build([2], k=100)])
+    with pytest.raises(ValueError, match="at least one"):
+        kll_merge([])
+
+
+def test_bad_blobs_and_arguments() -> None:
+    for bad in (b"", b"HLL\xa0\x01\x00", b"\x05\x01\x0f"):
+        with pytest.raises(SketchFormatError):
+            kll_count(bad)
+    with pytest.raises(ValueError, match="bins"):
+        kll_histogram(kll_build([1]), 0)

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -70,7 +70,7 @@ def generate(path: Path, rows: int, partitions: int, seed: int = 7) -> None:
         pq.write_table(table, folder / "part-0.parquet", row_group_size=1_000_000)
 
 
-def count_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def count_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """A mapInArrow function that only receives the data: the cost of the transfer."""
     rows = sum(batch.num_rows for batch in batches)
     yield pa.RecordBatch.from_pydict({"n": [rows]})
@@ -177,6 +177,7 @@ def main() -> int:
             *[F.countDistinct(c).alias(c) for c in COLUMNS],
             *[F.sum(F.col(c).isNull().cast("int")).alias(f"{c}_nulls") for c in COLUMNS],
         ).first()
+        assert exact is not None
         print("\n  NDV per column (ours counts NULL as one value; compared without it):")
         print(f"  {'column':<8} {'exact':>10} {'ours':>10} {'error':>8}")
         table_stats = results["ours"]

@@ -67,11 +67,11 @@ def _weighted_average(
     ]
     if not triples:
         return None
-    if all(n is not None for _, n, _ in triples):
-        weights = [max(n - (null or 0), 0) for _, n, null in triples]
-        total = sum(weights)
+    weighed = [(avg, n - (null or 0)) for avg, n, null in triples if n is not None]
+    if len(weighed) == len(triples):
+        total = sum(max(w, 0) for _, w in weighed)
         if total > 0:
-            return sum(avg * w for (avg, _, _), w in zip(triples, weights, strict=True)) / total
+            return sum(avg * max(w, 0) for avg, w in weighed) / total
     return sum(avg for avg, _, _ in triples) / len(triples)
 
 

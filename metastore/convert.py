@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
+from sqlalchemy import String
+
 from hive_metastore_thrift import ttypes as t
 from metastore import models as m
 from metastore import names
@@ -274,11 +276,16 @@ def decimal_struct(text: str | None) -> t.Decimal | None:
     return None if text is None else thrift_decimal(Decimal(text))
 
 
-# Widths of the text columns of the statistics tables (the HMS schema's).
-_STATS_TABLE = m.TableColumnStats.__table__.c
-MAX_TYPE_LENGTH: int = _STATS_TABLE.COLUMN_TYPE.type.length
-MAX_ENGINE_LENGTH: int = _STATS_TABLE.ENGINE.type.length
-MAX_DECIMAL_TEXT_LENGTH: int = _STATS_TABLE.BIG_DECIMAL_LOW_VALUE.type.length
+def _width(column: str) -> int:
+    """The width of a text column of the statistics tables (the HMS schema's)."""
+    type_ = m.TableColumnStats.__table__.c[column].type
+    assert isinstance(type_, String) and type_.length is not None
+    return type_.length
+
+
+MAX_TYPE_LENGTH = _width("COLUMN_TYPE")
+MAX_ENGINE_LENGTH = _width("ENGINE")
+MAX_DECIMAL_TEXT_LENGTH = _width("BIG_DECIMAL_LOW_VALUE")
 
 
 def _check_length(column: str, field: str, text: str | None, limit: int) -> None:
@@ -370,7 +377,7 @@ def stats_row(obj: t.ColumnStatisticsObj, column_type: str) -> dict[str, Any]:
 def _holder_value(column: str, member: str, holder: Any, field: str) -> int | None:
     if holder is None:
         return None
-    value = getattr(holder, field)
+    value: int | None = getattr(holder, field)
     if value is None:
         raise _bad(column, f"{member} value holder needs {field}")
     return value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import Callable
 from importlib import resources
 from typing import TypeVar
@@ -168,7 +169,7 @@ class Transactions:
 
 def alembic_config(url: str) -> Config:
     """An Alembic configuration that runs the migrations shipped inside the package."""
-    config = Config()
+    config = Config(stdout=sys.stdout)  # the current stdout, not the one at import
     script_location = resources.files("metastore.migrations")
     config.set_main_option("script_location", str(script_location))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))

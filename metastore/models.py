@@ -20,6 +20,7 @@ answer with timestampStats, which Trino cannot read).
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 from sqlalchemy import (
     BigInteger,
@@ -34,6 +35,7 @@ from sqlalchemy import (
     UniqueConstraint,
     false,
 )
+from sqlalchemy import Table as SaTable
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.sql.elements import KeyedColumnElement
 
@@ -50,6 +52,8 @@ NAMING_CONVENTION = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    # Every model maps one table (DeclarativeBase declares the wider FromClause).
+    __table__: ClassVar[SaTable]
 
 
 def _owner(target: str) -> Mapped[int]:
@@ -286,13 +290,16 @@ class PartitionColumnStats(ColumnStatsMixin, Base):
     PART_ID: Mapped[int] = _owner("PARTITIONS.PART_ID")
 
 
+StatsModel = type[TableColumnStats] | type[PartitionColumnStats]
+
+
 @dataclasses.dataclass(frozen=True)
 class StatsLevel:
     """One level of column statistics: a table's (TAB_COL_STATS, TABLE_PARAMS, owned by a
     TBL_ID) or a partition's (PART_COL_STATS, PARTITION_PARAMS, owned by a PART_ID)."""
 
     name: str
-    stats: type[TableColumnStats] | type[PartitionColumnStats]
+    stats: StatsModel
     params: type[TableParam] | type[PartitionParam]
     owner: str
     """The owner id column of both tables, TBL_ID or PART_ID."""

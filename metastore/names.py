@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 DEFAULT_CATALOG = "hive"
 DEFAULT_PARTITION_VALUE = "__HIVE_DEFAULT_PARTITION__"
 
@@ -67,7 +69,7 @@ def _is_hex_pair(value: str, start: int) -> bool:
     return start + 2 <= len(value) and all(c in _HEX for c in value[start : start + 2])
 
 
-def make_partition_name(keys: list[str], values: list[str | None]) -> str:
+def make_partition_name(keys: Sequence[str], values: Sequence[str | None]) -> str:
     """'k1=v1/k2=v2' with keys lower-cased, both sides escaped, and empty values defaulted."""
     if len(keys) != len(values):
         raise InvalidNameError(
@@ -95,7 +97,7 @@ def parse_partition_name(name: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def partition_values(name: str, keys: list[str]) -> list[str]:
+def partition_values(name: str, keys: Sequence[str]) -> list[str]:
     """The values of partition name NAME in the order of the table's KEYS.
 
     Raises InvalidNameError when a key of the table is missing or the name has a key the table

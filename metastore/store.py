@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import (
     ARRAY,
     CursorResult,
+    Row,
     String,
     Text,
     bindparam,
@@ -33,13 +34,13 @@ from metastore import models as m
 
 def find_database(s: Session, catalog: str, name: str) -> m.Database | None:
     return s.scalar(
-        select(m.Database).where(catalog == m.Database.CTLG_NAME, name == m.Database.NAME)
+        select(m.Database).where(m.Database.CTLG_NAME == catalog, m.Database.NAME == name)
     )
 
 
 def database_names(s: Session, catalog: str, pattern: str | None = None) -> list[str]:
     names = s.scalars(
-        select(m.Database.NAME).where(catalog == m.Database.CTLG_NAME).order_by(m.Database.NAME)
+        select(m.Database.NAME).where(m.Database.CTLG_NAME == catalog).order_by(m.Database.NAME)
     ).all()
     return filter_names(names, pattern)
 
@@ -64,7 +65,7 @@ ParamModel = (
 
 def param_owner(model: ParamModel) -> KeyedColumnElement[int]:
     """The owner id column of a *_PARAMS table: its key column other than PARAM_KEY."""
-    (owner,) = (c for c in model.__table__.primary_key.columns if c.name != "PARAM_KEY")
+    (owner,) = (c for c in model.__table__.primary_key if c.name != "PARAM_KEY")
     return owner
 
 
@@ -171,7 +172,7 @@ def columns_of(s: Session, cd_id: int | None) -> list[m.Column]:
     if cd_id is None:
         return []
     return list(
-        s.scalars(select(m.Column).where(cd_id == m.Column.CD_ID).order_by(m.Column.INTEGER_IDX))
+        s.scalars(select(m.Column).where(m.Column.CD_ID == cd_id).order_by(m.Column.INTEGER_IDX))
     )
 
 
@@ -182,7 +183,7 @@ def column_types(s: Session, sd_id: int | None) -> dict[str, str]:
     rows = s.execute(
         select(m.Column.COLUMN_NAME, m.Column.TYPE_NAME)
         .join(m.StorageDescriptor, m.StorageDescriptor.CD_ID == m.Column.CD_ID)
-        .where(sd_id == m.StorageDescriptor.SD_ID)
+        .where(m.StorageDescriptor.SD_ID == sd_id)
     )
     return {name: (type_name or "") for name, type_name in rows}
 
@@ -280,12 +281,12 @@ def delete_storages(s: Session, sd_ids: Iterable[int | None]) -> None:
 
 
 def find_table(s: Session, db_id: int, name: str) -> m.Table | None:
-    return s.scalar(select(m.Table).where(db_id == m.Table.DB_ID, name == m.Table.TBL_NAME))
+    return s.scalar(select(m.Table).where(m.Table.DB_ID == db_id, m.Table.TBL_NAME == name))
 
 
 def table_names(s: Session, db_id: int, pattern: str | None = None) -> list[str]:
     names = s.scalars(
-        select(m.Table.TBL_NAME).where(db_id == m.Table.DB_ID).order_by(m.Table.TBL_NAME)
+        select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id).order_by(m.Table.TBL_NAME)
     ).all()
     return filter_names(names, pattern)
 
@@ -294,7 +295,7 @@ def partition_keys(s: Session, tbl_id: int) -> list[m.PartitionKey]:
     return list(
         s.scalars(
             select(m.PartitionKey)
-            .where(tbl_id == m.PartitionKey.TBL_ID)
+            .where(m.PartitionKey.TBL_ID == tbl_id)
             .order_by(m.PartitionKey.INTEGER_IDX)
         )
     )
@@ -315,7 +316,7 @@ def delete_table(s: Session, table: m.Table) -> None:
 
 def find_partition(s: Session, tbl_id: int, part_name: str) -> m.Partition | None:
     return s.scalar(
-        select(m.Partition).where(tbl_id == m.Partition.TBL_ID, part_name == m.Partition.PART_NAME)
+        select(m.Partition).where(m.Partition.TBL_ID == tbl_id, m.Partition.PART_NAME == part_name)
     )
 
 
@@ -325,14 +326,14 @@ def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[
     return list(
         s.scalars(
             select(m.Partition)
-            .where(tbl_id == m.Partition.TBL_ID, m.Partition.PART_NAME.in_(part_names))
+            .where(m.Partition.TBL_ID == tbl_id, m.Partition.PART_NAME.in_(part_names))
             .order_by(m.Partition.PART_NAME)
         )
     )
 
 
 def list_partitions(s: Session, tbl_id: int, limit: int | None = None) -> list[m.Partition]:
-    query = select(m.Partition).where(tbl_id == m.Partition.TBL_ID).order_by(m.Partition.PART_NAME)
+    query = select(m.Partition).where(m.Partition.TBL_ID == tbl_id).order_by(m.Partition.PART_NAME)
     if limit is not None and limit >= 0:
         query = query.limit(limit)
     return list(s.scalars(query))
@@ -341,7 +342,7 @@ def list_partitions(s: Session, tbl_id: int, limit: int | None = None) -> list[m
 def partition_names(s: Session, tbl_id: int, limit: int | None = None) -> list[str]:
     query = (
         select(m.Partition.PART_NAME)
-        .where(tbl_id == m.Partition.TBL_ID)
+        .where(m.Partition.TBL_ID == tbl_id)
         .order_by(m.Partition.PART_NAME)
     )
     if limit is not None and limit >= 0:
@@ -486,7 +487,7 @@ STATS_COLUMNS = (
 )
 
 
-def _stats_columns(model: type[m.ColumnStatsMixin]) -> list[Any]:
+def _stats_columns(model: m.StatsModel) -> list[Any]:
     return [model.__table__.c[name] for name in STATS_COLUMNS]
 
 
@@ -516,7 +517,7 @@ def _table_stats_query() -> Select[Any]:
 
 def table_stats_by_name(
     s: Session, catalog: str, db: str, table: str, columns: Sequence[str], engine: str
-) -> list[Any]:
+) -> Sequence[Row[Any]]:
     """Statistics rows of some columns of a table, found by names, in one query."""
     if not columns:
         return []

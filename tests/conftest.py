@@ -7,11 +7,14 @@ CI=true, where they fail.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
@@ -23,6 +26,16 @@ from metastore import db
 from metastore.config import Settings
 from metastore.server import MetastoreServer
 from metastore.service import Handler
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# The job's tests need PySpark (and Java): without them they are not collected, except with
+# CI=true, where that is an error.
+if importlib.util.find_spec("pyspark") is None:
+    if os.environ.get("CI") == "true":
+        raise RuntimeError("pyspark is required when CI=true")
+    collect_ignore_glob = ["job/test_analyze*.py"]
 
 PG_ADMIN_URL = os.environ.get(
     "METASTORE_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -142,3 +155,27 @@ def client(server: RunningServer) -> Iterator[ThriftHiveMetastore.Client]:
 def db_name() -> str:
     """A database name no other test uses."""
     return f"db_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
+    """One local Spark session for every test of the job. Arrow batches of 256 rows and two
+    files per partition make every partition's statistics a merge of several partial states
+    from several tasks; a session time zone other than UTC must not change timestamps."""
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("colstats tests")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.warehouse.dir", str(warehouse))
+        .config("spark.sql.session.timeZone", "America/Los_Angeles")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "256")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()

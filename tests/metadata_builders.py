@@ -161,14 +161,16 @@ def table_rows(engine: sa.Engine, db: str, tables: list[str]) -> Owned:
             .where(m.Database.NAME == db, m.Table.TBL_NAME.in_(tables))
         ):
             owned.tbl_ids.append(tbl_id)
-            owned.sd_ids.append(sd_id)
+            if sd_id is not None:
+                owned.sd_ids.append(sd_id)
         for part_id, sd_id in conn.execute(
             sa.select(m.Partition.PART_ID, m.Partition.SD_ID).where(
                 m.Partition.TBL_ID.in_(owned.tbl_ids)
             )
         ):
             owned.part_ids.append(part_id)
-            owned.sd_ids.append(sd_id)
+            if sd_id is not None:
+                owned.sd_ids.append(sd_id)
         _storage_ids(conn, owned)
     assert len(owned.tbl_ids) == len(tables)
     return owned
@@ -185,7 +187,8 @@ def partition_rows(engine: sa.Engine, db: str, tbl: str, part_name: str) -> Owne
             )
         ).one()
         owned.part_ids.append(part_id)
-        owned.sd_ids.append(sd_id)
+        if sd_id is not None:
+            owned.sd_ids.append(sd_id)
         _storage_ids(conn, owned)
     owned.cd_ids.clear()
     return owned

@@ -205,6 +205,7 @@ def row_count(url: str, table: str) -> int:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            return conn.execute(sa.text(f'SELECT COUNT(*) FROM "{table}"')).scalar_one()
+            count: int = conn.execute(sa.text(f'SELECT COUNT(*) FROM "{table}"')).scalar_one()
+            return count
     finally:
         engine.dispose()

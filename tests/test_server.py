@@ -30,7 +30,8 @@ from metastore.config import Settings
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
 def _start(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:

@@ -7,7 +7,7 @@ column and sends them, pickled, to the driver, which merges them.
 from __future__ import annotations
 
 import pickle
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -31,7 +31,7 @@ def partial_states(df: DataFrame, plan: Plan) -> dict[tuple[str, str], ColumnSta
         *[F.col(c.name) for c in plan.columns],
     )
 
-    def compute(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    def compute(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         states: dict[tuple[str, str], ColumnState] = {}
         for batch in batches:
             for part_name, rows in _split_by_partition(batch, key_names):

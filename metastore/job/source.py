@@ -166,7 +166,8 @@ def filter_partitions(df: DataFrame, plan: Plan, specs: Sequence[dict[str, str]]
             else:
                 term = F.col(keys[key]).cast("string") == F.lit(value)
             clause = term if clause is None else clause & term
-        condition = clause if condition is None else condition | clause
+        if clause is not None:
+            condition = clause if condition is None else condition | clause
     return df if condition is None else df.where(condition)
 
 

@@ -238,7 +238,8 @@ def table_level_from_metastore(
             "their table level is written without one",
             ", ".join(without_sketch),
         )
-    return aggr.colStats
+    objs: list[t.ColumnStatisticsObj] = aggr.colStats
+    return objs
 
 
 def _stored_row_count(client: MetastoreClient, plan: Plan, parts: list[str]) -> int | None:

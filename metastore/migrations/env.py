@@ -17,9 +17,10 @@ from metastore.models import Base
 MIGRATION_LOCK_ID = 0x636F6C73
 
 config = context.config
-url = config.get_main_option("sqlalchemy.url") or os.environ.get("METASTORE_DB")
-if not url:
+_url = config.get_main_option("sqlalchemy.url") or os.environ.get("METASTORE_DB")
+if not _url:
     raise SystemExit("no database URL: set METASTORE_DB or pass --db to `metastore db upgrade`")
+url: str = _url
 
 
 def run_migrations() -> None:

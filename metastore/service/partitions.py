@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, names, store
+from metastore import convert, store
 from metastore import models as m
+from metastore import names as naming
 from metastore.service.base import ServiceBase, alter_location, altered_params, call
 
 
@@ -39,8 +40,8 @@ class PartitionCalls(ServiceBase):
         wanted: dict[str, tuple[t.Partition, list[str]]] = {}
         for part in parts:
             if (
-                names.identifier(part.dbName or db.NAME) != db.NAME
-                or names.identifier(part.tableName or table.TBL_NAME) != table.TBL_NAME
+                naming.identifier(part.dbName or db.NAME) != db.NAME
+                or naming.identifier(part.tableName or table.TBL_NAME) != table.TBL_NAME
             ):
                 raise t.MetaException(
                     f"partitions of {part.dbName}.{part.tableName} in a request for "
@@ -52,7 +53,7 @@ class PartitionCalls(ServiceBase):
                     f"partition values {values} do not match the keys ({', '.join(keys)}) of "
                     f"{db.NAME}.{table.TBL_NAME}: one non-empty value per key is needed"
                 )
-            part_name = names.make_partition_name(keys, values)
+            part_name = naming.make_partition_name(keys, values)
             if part_name in wanted and not if_not_exists:
                 raise t.AlreadyExistsException(f"partition {part_name} is given twice")
             wanted.setdefault(part_name, (part, values))
@@ -141,7 +142,7 @@ class PartitionCalls(ServiceBase):
             raise t.NoSuchObjectException(
                 f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
             )
-        name = names.make_partition_name(keys, part_vals)
+        name = naming.make_partition_name(keys, part_vals)
         return self._partition_structs(s, db, table, [self._partition(s, table, name)])[0]
 
     @call(write=False)
@@ -162,14 +163,14 @@ class PartitionCalls(ServiceBase):
 
     @call(write=False)
     def get_partitions_by_names(
-        self, s: Session, db_name: str, tbl_name: str, names_: list[str] | None
+        self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
     ) -> list[t.Partition]:
         db, table = self._table(s, db_name, tbl_name)
         stored = []
-        for name in names_ or []:
+        for name in names or []:
             try:
                 stored.append(self._partition_name(s, table, name))
-            except names.InvalidNameError:
+            except naming.InvalidNameError:
                 continue  # HMS leaves out names it cannot find
         return self._partition_structs(s, db, table, store.find_partitions(s, table.TBL_ID, stored))
 
@@ -201,7 +202,7 @@ class PartitionCalls(ServiceBase):
                     f"cannot alter a partition of {db.NAME}.{table.TBL_NAME}: values "
                     f"{None if part is None else part.values} do not match the keys {keys}"
                 )
-            by_name[names.make_partition_name(keys, part.values)] = part
+            by_name[naming.make_partition_name(keys, part.values)] = part
         found = {p.PART_NAME: p for p in store.find_partitions(s, table.TBL_ID, list(by_name))}
         for name, part in by_name.items():
             partition = found.get(name)
@@ -225,7 +226,7 @@ class PartitionCalls(ServiceBase):
                 f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
             )
         store.delete_partition(
-            s, self._partition(s, table, names.make_partition_name(keys, part_vals))
+            s, self._partition(s, table, naming.make_partition_name(keys, part_vals))
         )
         return True
 

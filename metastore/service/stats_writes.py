@@ -170,7 +170,7 @@ class StatisticsWrites(ServiceBase):
     def _desc(stats: t.ColumnStatistics | None) -> t.ColumnStatisticsDesc:
         if stats is None or stats.statsDesc is None:
             raise t.InvalidInputException("ColumnStatistics.statsDesc is required")
-        desc = stats.statsDesc
+        desc: t.ColumnStatisticsDesc = stats.statsDesc
         if not desc.dbName or not desc.tableName:
             raise t.InvalidInputException("ColumnStatisticsDesc needs dbName and tableName")
         return desc

@@ -81,7 +81,8 @@ class JavaRandom:
 def _coefficients(count: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Hive's odd hash coefficients a_i and b_i for ``count`` vectors."""
     rand_a, rand_b = JavaRandom(_SEED_A), JavaRandom(_SEED_B)
-    a, b = [], []
+    a: list[int] = []
+    b: list[int] = []
     for _ in range(count):
         for rand, out in ((rand_a, a), (rand_b, b)):
             value = rand.next_int()

@@ -46,10 +46,11 @@ def normalize_decimal(value: Decimal) -> Decimal | None:
         if value.adjusted() + 1 > HIVE_DECIMAL_MAX_DIGITS:
             return None
     sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)  # a finite value
     kept = list(digits)
-    while exponent < 0 and len(kept) > 1 and kept[-1] == 0:  # type: ignore[operator]
+    while exponent < 0 and len(kept) > 1 and kept[-1] == 0:
         kept.pop()
-        exponent += 1  # type: ignore[operator]
+        exponent += 1
     return Decimal((sign, tuple(kept), exponent))
 
 

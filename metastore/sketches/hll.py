@@ -529,8 +529,9 @@ class HyperLogLog:
             return NotImplemented
         if self.p != other.p or self.encoding != other.encoding:
             return False
-        if self._sparse is not None:
+        if self._sparse is not None or other._sparse is not None:
             return self._sparse == other._sparse
+        assert self._dense is not None and other._dense is not None
         return bool(np.array_equal(self._dense, other._dense))
 
     __hash__ = None  # type: ignore[assignment]

@@ -115,7 +115,8 @@ def hash_decimal(value: Decimal) -> int:
 def _double_bits(value: float) -> int:
     if value != value:
         return _to_signed(_CANONICAL_NAN_BITS)
-    return struct.unpack("<q", struct.pack("<d", value))[0]
+    bits: int = struct.unpack("<q", struct.pack("<d", value))[0]
+    return bits
 
 
 # ---------------------------------------------------------------------------- vectorized
@@ -329,7 +330,8 @@ def _load_words(
     high = data[index + 1].astype(np.uint64, copy=False)
     np.right_shift(low, shift, out=low)
     np.left_shift(high, _U(64) - shift, out=high)
-    return np.bitwise_or(low, high, out=low)
+    words: npt.NDArray[np.uint64] = np.bitwise_or(low, high, out=low)
+    return words
 
 
 def _finish_body(h: int, data: npt.NDArray[np.uint64], start: int, block: int, blocks: int) -> int:

@@ -387,7 +387,8 @@ def _accurate(client: Any, db: str, part: str | None) -> dict[str, Any]:
         if part
         else client.get_table(db, "w").parameters
     )
-    return json.loads(params["COLUMN_STATS_ACCURATE"])
+    accurate: dict[str, Any] = json.loads(params["COLUMN_STATS_ACCURATE"])
+    return accurate
 
 
 def test_merge_combines_with_accurate_stored_statistics(client: Any, db_name: str) -> None:

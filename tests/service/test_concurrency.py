@@ -20,7 +20,7 @@ Client = ThriftHiveMetastore.Client
 RACERS = 6  # with the `client` fixture's, fewer connections than the test server's 8 workers
 
 
-def race(server: Any, call: Callable[[Client], object]) -> list[Exception | None]:
+def race(server: Any, call: Callable[..., object]) -> list[Exception | None]:
     """CALL made by RACERS clients at the same moment; what each got (None for success)."""
     n = RACERS
     connections = [connect(server.port) for _ in range(n)]

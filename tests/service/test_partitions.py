@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
@@ -326,7 +327,7 @@ def test_get_partitions_by_names(client: Client, db_name: str) -> None:
 
 
 def test_partition_lookups_in_unknown_tables(client: Client, db_name: str) -> None:
-    calls = [
+    calls: list[Callable[[str, str], object]] = [
         lambda db, tbl: client.get_partition(db, tbl, ["1"]),
         lambda db, tbl: client.get_partition_by_name(db, tbl, "ds=1"),
         lambda db, tbl: client.get_partitions(db, tbl, -1),

@@ -7,6 +7,7 @@ import math
 import struct
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -51,7 +52,7 @@ BUILDERS = {
 
 
 @pytest.mark.parametrize("vector", GOLDEN["fm"], ids=lambda v: v["name"])
-def test_matches_hive_2_3_10_estimator(vector: dict) -> None:
+def test_matches_hive_2_3_10_estimator(vector: dict[str, Any]) -> None:
     from_text = FMSketch.from_text(vector["text"])
     assert from_text.num_bit_vectors == vector["num_bit_vectors"]
     assert from_text.estimate() == vector["estimate"]

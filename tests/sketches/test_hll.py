@@ -6,6 +6,7 @@ import base64
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,7 +77,7 @@ def _sparse_blob(p: int, entries: list[int], count: int = 1) -> bytes:
 
 
 @pytest.mark.parametrize("vector", HIVE4, ids=lambda v: v["name"])
-def test_matches_hive4_vectors(vector: dict) -> None:
+def test_matches_hive4_vectors(vector: dict[str, Any]) -> None:
     hive_bytes = base64.b64decode(vector["serialized_b64"])
     assert len(hive_bytes) == vector["serialized_len"]
     assert hive_bytes[3] == int(vector["header"]["byte3_hex"], 16)
@@ -106,7 +107,7 @@ def test_hive4_sparse_bytes_have_negative_deltas() -> None:
 
 
 @pytest.mark.parametrize("vector", HIVE4, ids=lambda v: v["name"])
-def test_hive4_first_hashes_through_add_hash(vector: dict) -> None:
+def test_hive4_first_hashes_through_add_hash(vector: dict[str, Any]) -> None:
     by_hashes = HyperLogLog(10)
     for h in vector["first_hashes_signed"]:
         by_hashes.add_hash(h)
@@ -122,7 +123,7 @@ def test_hive4_first_hashes_through_add_hash(vector: dict) -> None:
 
 
 @pytest.mark.parametrize("vector", DERIVED, ids=lambda v: v["name"])
-def test_derived_golden_round_trip(vector: dict) -> None:
+def test_derived_golden_round_trip(vector: dict[str, Any]) -> None:
     blob = base64.b64decode(vector["serialized_b64"])
     sketch = HyperLogLog.from_bytes(blob)
     assert (sketch.p, sketch.encoding) == (vector["p"], vector["encoding"])

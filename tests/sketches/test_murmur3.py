@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -20,7 +22,7 @@ HIVE4 = json.loads((DATA / "hive-hll-vectors.json").read_text())
 HIVE2 = json.loads((DATA / "hive2-golden.json").read_text())
 
 
-def _vector(name: str) -> dict:
+def _vector(name: str) -> dict[str, Any]:
     return next(v for v in HIVE4["vectors"] if v["name"] == name)
 
 
@@ -41,7 +43,9 @@ def test_seed_is_hives() -> None:
         ),
     ],
 )
-def test_first_hashes_match_hive4(name, values, scalar, vectorized) -> None:
+def test_first_hashes_match_hive4(
+    name: str, values: list[Any], scalar: Callable[[Any], int], vectorized: Any
+) -> None:
     vector = _vector(name)
     assert [scalar(v) for v in values] == vector["first_hashes_signed"]
     assert vectorized(values).tolist() == vector["first_hashes_signed"]

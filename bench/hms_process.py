@@ -1,0 +1,131 @@
+"""A real Hive Metastore 2.3.10 (pyspark's jars, embedded Derby in a temp dir) in a process of
+its own, for benchmarks that compare colstats with it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from timing import progress, since
+
+# Hive Metastore 2.3.10 as a benchmark opponent: embedded Derby in a temp dir, schema created
+# on first use, direct SQL on (its default) and the aggregate stats cache off, so that
+# get_aggr_stats_for computes every answer as ours does. Logs go to the temp dir at WARN.
+HMS_CONF = {
+    "datanucleus.schema.autoCreateAll": "true",
+    "hive.metastore.schema.verification": "false",
+    "hive.async.log.enabled": "false",
+    "datanucleus.connectionPoolingType": "DBCP",
+    "hive.metastore.try.direct.sql": "true",
+    "hive.metastore.aggregate.stats.cache.enabled": "false",
+}
+HMS_START_TIMEOUT_S = 240.0
+
+
+def pyspark_jars() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent / "jars"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def hms_command(jars: Path, home: Path, port: int) -> list[str]:
+    conf = {
+        **HMS_CONF,
+        "javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true"
+        ),
+        "hive.metastore.warehouse.dir": str(home / "warehouse"),
+    }
+    command = [
+        "java",
+        f"-Dhive.log.dir={home / 'logs'}",
+        "-Dhive.log.level=WARN",
+        f"-Dderby.stream.error.file={home / 'derby.log'}",
+        f"-Djava.io.tmpdir={home / 'tmp'}",
+        "-cp",
+        f"{jars}/*",
+        "org.apache.hadoop.hive.metastore.HiveMetaStore",
+        "-p",
+        str(port),
+    ]
+    for key, value in conf.items():
+        command += ["-hiveconf", f"{key}={value}"]
+    return command
+
+
+def _log_tail(path: Path, lines: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path | None) -> None:
+    """Wait until PROCESS (HMS, or our server when LOG is None) listens on PORT."""
+    what = "HMS" if log is not None else "our server"
+    deadline = time.monotonic() + HMS_START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = _log_tail(log) if log is not None else "(its output is above)"
+            raise RuntimeError(f"{what} exited with {process.returncode}:\n{tail}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"{what} did not listen on {port} in {HMS_START_TIMEOUT_S:.0f} s")
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """Terminate PROCESS (its own process group), then kill it if it lingers."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=15)
+
+
+@contextlib.contextmanager
+def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
+    """HMS 2.3.10 on a free loopback port with Derby in a temp dir; yields (port, home).
+
+    It runs in its own session, so that Ctrl-C reaches only this script, whose finally
+    blocks then stop it and remove the temp dir.
+    """
+    with tempfile.TemporaryDirectory(prefix="colstats-bench-hms-") as tmp:
+        home = Path(tmp)
+        (home / "tmp").mkdir()
+        port = free_port()
+        log = home / "hms.log"
+        with log.open("wb") as out:
+            process = subprocess.Popen(
+                hms_command(jars, home, port),
+                cwd=home,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        try:
+            started = time.perf_counter()
+            wait_for_port(port, process, log)
+            progress(f"hms: listening on {port} after {since(started)}")
+            yield port, home
+        finally:
+            stop_process(process)

@@ -1,0 +1,91 @@
+"""The `metastore` command in-process: its parser, messages and exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from metastore import db
+from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as e:  # argparse: --help and usage errors
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == EXIT_OK
+    for command in ("serve", "analyze", "db"):
+        assert command in out
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "analyze", "db.t")
+    assert code == EXIT_USAGE
+    assert "the following arguments are required: --uri" in err
+    code, _, err = run(capsys, "nonsense")
+    assert code == EXIT_USAGE and "invalid choice" in err
+
+
+def test_db_upgrade_current_and_history(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    code, out, _ = run(capsys, "db", "current", "--db", url)
+    assert code == EXIT_OK and "revision (empty), behind the newest revision" in out
+    code, out, _ = run(capsys, "db", "upgrade", "--db", url)
+    assert code == EXIT_OK and f"is at revision {db.head_revision()}" in out
+    code, out, _ = run(capsys, "db", "current", "--db", url)
+    assert code == EXIT_OK and "up to date" in out
+    code, out, _ = run(capsys, "db", "history", "--db", url)
+    assert code == EXIT_OK and "initial schema" in out
+
+
+def test_bad_settings_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("METASTORE_PORT", "eighty")
+    code, _, err = run(capsys, "serve", "--db", f"sqlite:///{tmp_path / 'm.db'}")
+    assert code == EXIT_USAGE
+    assert err == "metastore serve: error: METASTORE_PORT: port must be an integer, not 'eighty'\n"
+    monkeypatch.delenv("METASTORE_PORT")
+    settings = tmp_path / "s.toml"
+    settings.write_text("colour = 'blue'\n")
+    code, _, err = run(capsys, "--config", str(settings), "db", "current")
+    assert code == EXIT_USAGE and "unknown setting(s) colour" in err
+
+
+def test_serve_refuses_an_old_schema_without_migrating(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, _, err = run(capsys, "serve", "--no-migrate", "--db", f"sqlite:///{tmp_path / 'm.db'}")
+    assert code == EXIT_USAGE and "is not at the newest revision" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("analyze", "no_dot", "--uri", "thrift://h:1", "--path", "/p"), "must be given as DB"),
+        (
+            ("analyze", "d.t", "--uri", "thrift://h:1", "--path", "/p", "--format", "csv"),
+            "format csv needs a schema",
+        ),
+        (
+            ("analyze", "d.t", "--uri", "thrift://h:1", "--path", "/p", "--partition", "ds"),
+            "'ds' is not key=value",
+        ),
+        (("analyze", "d.t", "--uri", "thrift://h:1", "--path", "/p", "--batch-size", "0"), "1"),
+    ],
+)
+def test_job_errors_are_one_line_and_exit_1_before_spark_starts(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == EXIT_FAILED
+    assert err.startswith("metastore analyze: error: ") and message in err
+    assert err.count("\n") == 1 and out == ""

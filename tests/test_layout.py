@@ -1,0 +1,152 @@
+"""The architecture holds: the handler answers every call of the IDL, the job loads no database
+layer, the server loads no Spark, PyArrow or NumPy, modules stay small, the wheel carries the
+migrations."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from conftest import connect
+from stats_builders import EXAMPLES, PART, column_stats, make_table, obj
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from hive_metastore_thrift import ttypes as t
+from metastore.service import Handler
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_MODULE_LINES = 700
+# Data tables, not code: Hive's HyperLogLog bias constants.
+DATA_MODULES = {ROOT / "metastore" / "sketches" / "hll_constants.py"}
+
+
+def idl_methods() -> list[str]:
+    return [name for name, _ in inspect.getmembers(ThriftHiveMetastore.Iface, inspect.isfunction)]
+
+
+def test_the_handler_answers_every_method_of_the_idl() -> None:
+    methods = idl_methods()
+    assert len(methods) > 30
+    missing = [name for name in methods if not callable(getattr(Handler, name, None))]
+    assert missing == []
+    for name in methods:
+        declared = list(inspect.signature(getattr(ThriftHiveMetastore.Iface, name)).parameters)
+        method = getattr(Handler, name)
+        served = list(inspect.signature(method).parameters)
+        if hasattr(method, "__wrapped__"):  # a `call`: its session parameter is not the caller's
+            served.remove("s")
+        assert served == declared, f"{name}: the handler takes {served}, the IDL {declared}"
+
+
+def test_no_hand_written_module_is_over_700_lines() -> None:
+    too_long = {}
+    for folder in ("metastore", "tests", "bench", "scripts"):
+        for path in (ROOT / folder).rglob("*.py"):
+            lines = len(path.read_text(encoding="utf-8").splitlines())
+            if lines > MAX_MODULE_LINES and path not in DATA_MODULES:
+                too_long[str(path.relative_to(ROOT))] = lines
+    assert too_long == {}, "split these modules by role"
+
+
+def _modules_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    return {name.split(".")[0] for name in out.split()}
+
+
+def test_the_job_loads_no_database_layer() -> None:
+    loaded = _modules_after(
+        "import importlib, pkgutil, metastore.job\n"
+        "for m in pkgutil.walk_packages(metastore.job.__path__, 'metastore.job.'):\n"
+        "    if m.name != 'metastore.job.__main__':\n"
+        "        importlib.import_module(m.name)\n"
+        "import metastore.cli.analyze"
+    )
+    assert "pyarrow" in loaded  # the job's modules were loaded indeed
+    assert not loaded & {"sqlalchemy", "alembic", "psycopg", "psycopg2", "sqlite3"}
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def test_serve_loads_no_spark_pyarrow_or_numpy(tmp_path: Path, db_name: str) -> None:
+    """`metastore serve`, started as a user starts it, serves metadata and statistics calls
+    (aggregates without sketches included) without importing the job's libraries."""
+    port = _free_port()
+    server = subprocess.Popen(
+        [
+            *(sys.executable, "-X", "importtime", "-m", "metastore.cli", "serve"),
+            *("--host", "127.0.0.1", "--port", str(port)),
+            *("--db", f"sqlite:///{tmp_path / 'm.db'}", "--log-level", "WARNING"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONWARNINGS": "ignore"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client, transport = connect(port)
+                break
+            except Exception:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        make_table(client, db_name)
+        examples = [obj(column, data) for column, (_, data) in EXAMPLES.items()]
+        client.update_table_column_statistics(column_stats(db_name, examples))
+        client.update_partition_column_statistics(column_stats(db_name, examples, PART))
+        columns = list(EXAMPLES)
+        assert client.get_table_statistics_req(
+            t.TableStatsRequest(dbName=db_name, tblName="t", colNames=columns)
+        ).tableStats
+        aggregate = client.get_aggr_stats_for(
+            t.PartitionsStatsRequest(
+                dbName=db_name, tblName="t", colNames=columns, partNames=[PART, "ds=x/region=y"]
+            )
+        )
+        assert aggregate.partsFound == 1
+        transport.close()
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, imports = server.communicate(timeout=30)
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in imports.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "sqlalchemy" in imported  # the import log is complete
+    assert not imported & {"pyspark", "pyarrow", "numpy", "datasketches"}
+
+
+def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(ROOT)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("colstats-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "metastore/migrations/env.py" in names
+    assert "metastore/migrations/script.py.mako" in names
+    assert "metastore/migrations/versions/0001_initial_schema.py" in names
+    assert "hive_metastore_thrift/ThriftHiveMetastore.py" in names
+    assert not any(name.startswith(("tests/", "bench/")) for name in names)

@@ -1275,7 +1275,7 @@ class SkewedInfo(object):
                             _key41.append(_elem48)
                         iprot.readListEnd()
                         _val42 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.skewedColValueLocationMaps[_key41] = _val42
+                        self.skewedColValueLocationMaps[tuple(_key41)] = _val42
                     iprot.readMapEnd()
                 else:
                     iprot.skip(ftype)
@@ -4808,7 +4808,7 @@ SkewedInfo.thrift_spec = (
     None,  # 0
     (1, TType.LIST, 'skewedColNames', (TType.STRING, 'UTF8', False), None, ),  # 1
     (2, TType.LIST, 'skewedColValues', (TType.LIST, (TType.STRING, 'UTF8', False), False), None, ),  # 2
-    (3, TType.MAP, 'skewedColValueLocationMaps', (TType.LIST, (TType.STRING, 'UTF8', False), TType.STRING, 'UTF8', False), None, ),  # 3
+    (3, TType.MAP, 'skewedColValueLocationMaps', (TType.LIST, (TType.STRING, 'UTF8', True), TType.STRING, 'UTF8', False), None, ),  # 3
 )
 all_structs.append(StorageDescriptor)
 StorageDescriptor.thrift_spec = (

@@ -10,6 +10,7 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     fetch_bitvector = false
     fetch_histogram = false
     migrate = true
+    warehouse = "/data/warehouse"
     log_level = "INFO"
 
 Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB.
@@ -53,6 +54,9 @@ class Settings:
     """Return KLL histograms on reads, like HMS's metastore.stats.fetch.kll."""
     migrate: bool = True
     """Bring the schema to the newest revision on start."""
+    warehouse: str | None = None
+    """The folder of databases created without a location (and of `default`), like HMS's
+    metastore.warehouse.dir; None means a folder `warehouse` in the data directory."""
     log_level: str = "INFO"
 
     def database_url(self) -> str:
@@ -61,6 +65,9 @@ class Settings:
         data_dir = default_data_dir()
         data_dir.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{data_dir / 'metastore.db'}"
+
+    def warehouse_root(self) -> str:
+        return self.warehouse or str(default_data_dir() / "warehouse")
 
 
 _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}

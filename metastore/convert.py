@@ -17,9 +17,9 @@ from typing import Any
 from sqlalchemy import String
 
 from hive_metastore_thrift import ttypes as t
+from metastore import hive_types, names
 from metastore import models as m
-from metastore import names
-from metastore.store import STATS_COLUMNS, Storage
+from metastore.store import STATS_COLUMNS, Skewed, Storage
 from metastore.vocabulary import (
     Kind,
     decimal_text,
@@ -89,6 +89,10 @@ def field_schemas(fields: list[t.FieldSchema] | None, what: str) -> list[t.Field
             raise t.InvalidObjectException(f"a {what} has no name")
         if not f.type:
             raise t.InvalidObjectException(f"{what} {f.name!r} has no type")
+        try:
+            hive_types.check_type(f.type)
+        except hive_types.HiveTypeError as e:
+            raise t.InvalidObjectException(f"{what} {f.name!r}: {e}") from None
         name = names.identifier(f.name)
         if name in seen:
             raise t.InvalidObjectException(f"duplicate {what} {name!r}")
@@ -99,11 +103,6 @@ def field_schemas(fields: list[t.FieldSchema] | None, what: str) -> list[t.Field
 
 def storage_rows(sd: t.StorageDescriptor | None) -> Storage:
     sd = sd or t.StorageDescriptor()
-    skewed = sd.skewedInfo
-    if skewed is not None and (
-        skewed.skewedColNames or skewed.skewedColValues or skewed.skewedColValueLocationMaps
-    ):
-        raise t.InvalidObjectException("skewed tables (SkewedInfo) are not supported")
     serde = None
     if sd.serdeInfo is not None:
         info = sd.serdeInfo
@@ -134,7 +133,24 @@ def storage_rows(sd: t.StorageDescriptor | None) -> Storage:
         sd_params=dict(sd.parameters or {}),
         bucket_cols=list(sd.bucketCols or []),
         sort_cols=[(o.col or "", o.order if o.order is not None else 1) for o in sd.sortCols or []],
+        skewed=skewed_rows(sd.skewedInfo),
     )
+
+
+def skewed_rows(info: t.SkewedInfo | None) -> Skewed:
+    """SkewedInfo as lists: column names, values (one list per skewed value), and the
+    location of each value that has one (list bucketing's folders)."""
+    if info is None:
+        return Skewed([], [], [])
+    names_ = [names.identifier(n) for n in info.skewedColNames or [] if n is not None]
+    values = [list(v or []) for v in info.skewedColValues or []]
+    locations = [(list(k), v) for k, v in (info.skewedColValueLocationMaps or {}).items()]
+    for value in [*values, *(k for k, _ in locations)]:
+        if len(value) != len(names_) or any(v is None for v in value):
+            raise t.InvalidObjectException(
+                f"skewed value {value} does not name one value per skewed column {names_}"
+            )
+    return Skewed(names_, values, locations)
 
 
 def storage_struct(storage: Storage | None) -> t.StorageDescriptor | None:
@@ -167,10 +183,35 @@ def storage_struct(storage: Storage | None) -> t.StorageDescriptor | None:
         sortCols=[t.Order(col=c, order=o) for c, o in storage.sort_cols],
         parameters=storage.sd_params,
         skewedInfo=t.SkewedInfo(
-            skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
+            skewedColNames=list(storage.skewed.names),
+            skewedColValues=[list(v) for v in storage.skewed.values],
+            skewedColValueLocationMaps={
+                tuple(value): location for value, location in storage.skewed.locations
+            },
         ),
         storedAsSubDirectories=sd.IS_STOREDASSUBDIRECTORIES,
     )
+
+
+MANAGED_TABLE = "MANAGED_TABLE"
+EXTERNAL_TABLE = "EXTERNAL_TABLE"
+VIRTUAL_VIEW = "VIRTUAL_VIEW"
+
+
+def table_type(table: t.Table) -> str:
+    """The type HMS stores: the EXTERNAL parameter decides between managed and external."""
+    kind = table.tableType or MANAGED_TABLE
+    external = (table.parameters or {}).get("EXTERNAL", "").upper() == "TRUE"
+    if kind == MANAGED_TABLE and external:
+        return EXTERNAL_TABLE
+    if kind == EXTERNAL_TABLE and not external:
+        return MANAGED_TABLE
+    return kind
+
+
+def transactional(params: Mapping[str, str] | None) -> bool:
+    """Whether table parameters make an ACID table, which colstats does not serve."""
+    return (params or {}).get("transactional", "").strip().lower() == "true"
 
 
 def table_row(table: t.Table, db_id: int) -> m.Table:
@@ -178,7 +219,7 @@ def table_row(table: t.Table, db_id: int) -> m.Table:
     return m.Table(
         DB_ID=db_id,
         TBL_NAME=valid_name("table", table.tableName),
-        TBL_TYPE=table.tableType or "MANAGED_TABLE",
+        TBL_TYPE=table_type(table),
         OWNER=table.owner,
         OWNER_TYPE=t.PrincipalType._VALUES_TO_NAMES.get(table.ownerType or t.PrincipalType.USER),
         CREATE_TIME=created,

@@ -65,6 +65,22 @@ def _configure_sqlite(engine: Engine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
+_ON_COMMIT = "colstats_on_commit"
+_ON_ROLLBACK = "colstats_on_rollback"
+
+
+def on_commit(session: Session, action: Callable[[], None]) -> None:
+    """Run ACTION once the transaction of SESSION has committed (a file operation that must
+    not happen when the change is rolled back, such as deleting a dropped table's data)."""
+    session.info.setdefault(_ON_COMMIT, []).append(action)
+
+
+def on_rollback(session: Session, undo: Callable[[], None]) -> None:
+    """Run UNDO if the transaction of SESSION is rolled back (to undo a file operation made
+    inside it, such as moving a renamed table's folder)."""
+    session.info.setdefault(_ON_ROLLBACK, []).append(undo)
+
+
 def safe_url(url: str) -> str:
     """URL without its password, for logs and messages."""
     return make_url(url).render_as_string(hide_password=True)
@@ -150,6 +166,8 @@ class Transactions:
                 result = work(session)
             except BaseException:
                 session.rollback()
+                for undo in reversed(session.info.get(_ON_ROLLBACK, [])):
+                    undo()
                 raise
             try:
                 session.commit()
@@ -159,7 +177,14 @@ class Transactions:
                         f"the database connection was lost while committing ({e.orig}); the "
                         "change may or may not have been made"
                     ) from e
+                for undo in reversed(session.info.get(_ON_ROLLBACK, [])):
+                    undo()
                 raise
+            for then in session.info.get(_ON_COMMIT, []):
+                try:
+                    then()
+                except Exception:  # the change is committed: report, do not fail the call
+                    log.exception("an action after the commit failed")
             return result
 
 

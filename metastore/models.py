@@ -251,6 +251,93 @@ class PartitionParam(Base):
     PARAM_VALUE: Mapped[str | None] = mapped_column(Text)
 
 
+class SkewedStringList(Base):
+    """A list of strings: one skewed value (a value per skewed column)."""
+
+    __tablename__ = "SKEWED_STRING_LIST"
+
+    STRING_LIST_ID: Mapped[int] = mapped_column(Id, primary_key=True)
+
+
+class SkewedStringListValue(Base):
+    __tablename__ = "SKEWED_STRING_LIST_VALUES"
+
+    STRING_LIST_ID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SKEWED_STRING_LIST.STRING_LIST_ID", ondelete="CASCADE"), primary_key=True
+    )
+    INTEGER_IDX: Mapped[int] = mapped_column(Integer, primary_key=True)
+    STRING_LIST_VALUE: Mapped[str | None] = mapped_column(String(256))
+
+
+class SkewedColumnName(Base):
+    """The skewed columns of a storage descriptor (SkewedInfo.skewedColNames)."""
+
+    __tablename__ = "SKEWED_COL_NAMES"
+
+    SD_ID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), primary_key=True
+    )
+    INTEGER_IDX: Mapped[int] = mapped_column(Integer, primary_key=True)
+    SKEWED_COL_NAME: Mapped[str | None] = mapped_column(String(256))
+
+
+class SkewedValue(Base):
+    """The skewed values of a storage descriptor (SkewedInfo.skewedColValues), in order."""
+
+    __tablename__ = "SKEWED_VALUES"
+
+    SD_ID_OID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), primary_key=True
+    )
+    INTEGER_IDX: Mapped[int] = mapped_column(Integer, primary_key=True)
+    STRING_LIST_ID_EID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SKEWED_STRING_LIST.STRING_LIST_ID"), index=True
+    )
+
+
+class SkewedValueLocation(Base):
+    """Where the rows of one skewed value are (SkewedInfo.skewedColValueLocationMaps)."""
+
+    __tablename__ = "SKEWED_COL_VALUE_LOC_MAP"
+
+    SD_ID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SDS.SD_ID", ondelete="CASCADE"), primary_key=True
+    )
+    STRING_LIST_ID_KID: Mapped[int] = mapped_column(
+        Id, ForeignKey("SKEWED_STRING_LIST.STRING_LIST_ID"), primary_key=True
+    )
+    LOCATION: Mapped[str | None] = mapped_column(String(4000))
+
+
+class Function(Base):
+    """A permanent function of a database (CREATE FUNCTION)."""
+
+    __tablename__ = "FUNCS"
+    __table_args__ = (UniqueConstraint("FUNC_NAME", "DB_ID"),)
+
+    FUNC_ID: Mapped[int] = mapped_column(Id, primary_key=True)
+    DB_ID: Mapped[int] = _owner("DBS.DB_ID")
+    FUNC_NAME: Mapped[str] = mapped_column(String(128))
+    CLASS_NAME: Mapped[str | None] = mapped_column(String(4000))
+    OWNER_NAME: Mapped[str | None] = mapped_column(String(128))
+    OWNER_TYPE: Mapped[str | None] = mapped_column(String(10))
+    CREATE_TIME: Mapped[int] = mapped_column(BigInteger)
+    FUNC_TYPE: Mapped[int] = mapped_column(Integer)
+
+
+class FunctionResource(Base):
+    """A resource (jar, file, archive) a function needs (FUNC_RU)."""
+
+    __tablename__ = "FUNC_RU"
+
+    FUNC_ID: Mapped[int] = mapped_column(
+        Id, ForeignKey("FUNCS.FUNC_ID", ondelete="CASCADE"), primary_key=True
+    )
+    INTEGER_IDX: Mapped[int] = mapped_column(Integer, primary_key=True)
+    RESOURCE_TYPE: Mapped[int] = mapped_column(Integer)
+    RESOURCE_URI: Mapped[str | None] = mapped_column(String(4000))
+
+
 class ColumnStatsMixin:
     """The statistics columns shared by TAB_COL_STATS and PART_COL_STATS."""
 

@@ -8,10 +8,13 @@ import logging
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.protocol.TProtocol import TProtocolBase
+from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
@@ -21,6 +24,69 @@ log = logging.getLogger(__name__)
 
 _ACCEPT_POLL_SECONDS = 0.5
 
+# The calls of Hive's ACID tables; colstats serves non-transactional tables only.
+_TRANSACTION_CALLS = frozenset(
+    {
+        "open_txns",
+        "commit_txn",
+        "abort_txn",
+        "abort_txns",
+        "get_open_txns",
+        "get_open_txns_info",
+        "get_open_txns_req",
+        "lock",
+        "check_lock",
+        "unlock",
+        "show_locks",
+        "heartbeat",
+        "heartbeat_txn_range",
+        "allocate_table_write_ids",
+        "get_valid_write_ids",
+        "add_dynamic_partitions",
+        "compact",
+        "compact2",
+        "show_compact",
+        "replTableWriteIdState",
+        "commit_txn_in_streaming",
+    }
+)
+
+
+def unserved(method: str) -> str:
+    """The message of the answer to a call colstats does not serve."""
+    if method in _TRANSACTION_CALLS:
+        return (
+            f"Unknown function {method}: colstats does not serve transactions and locks "
+            "(ACID tables); use non-transactional tables"
+        )
+    return f"Unknown function {method}: colstats does not serve this call"
+
+
+class Processor(ThriftHiveMetastore.Processor):
+    """The generated processor, with a clear answer to the calls colstats does not serve and
+    none to a oneway message it does not know (the client reads no answer)."""
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(handler)  # type: ignore[no-untyped-call]  # generated, untyped
+
+    def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
+        name, kind, seqid = iprot.readMessageBegin()
+        if name in self._processMap:
+            serve: Callable[..., None] = self._processMap[name]
+            serve(self, seqid, iprot, oprot)
+            return True
+        iprot.skip(TType.STRUCT)
+        iprot.readMessageEnd()
+        log.info("unserved call %s", name)
+        if kind == TMessageType.ONEWAY:
+            return None
+        error = TApplicationException(TApplicationException.UNKNOWN_METHOD, unserved(name))
+        oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+        error.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+        return None
+
 
 class MetastoreServer:
     """Serves HANDLER on HOST:PORT until stop() is called (port 0 picks a free port)."""
@@ -28,7 +94,7 @@ class MetastoreServer:
     def __init__(
         self, handler: Handler, host: str, port: int, *, framed: bool = False, workers: int = 100
     ) -> None:
-        self._processor = ThriftHiveMetastore.Processor(handler)
+        self._processor = Processor(handler)
         self._transports = (
             TTransport.TFramedTransportFactory()
             if framed

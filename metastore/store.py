@@ -22,7 +22,7 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import KeyedColumnElement
 
@@ -107,6 +107,16 @@ def delete_database(s: Session, db: m.Database) -> None:
 
 
 @dataclasses.dataclass
+class Skewed:
+    """The skewed columns of a storage descriptor, their skewed values (one value per column
+    each) and the folders of the values stored apart (list bucketing)."""
+
+    names: list[str]
+    values: list[list[str]]
+    locations: list[tuple[list[str], str]]
+
+
+@dataclasses.dataclass
 class Storage:
     """A storage descriptor and its parts, as rows."""
 
@@ -117,21 +127,28 @@ class Storage:
     sd_params: dict[str, str]
     bucket_cols: list[str]
     sort_cols: list[tuple[str, int]]
+    skewed: Skewed = dataclasses.field(default_factory=lambda: Skewed([], [], []))
 
 
 def insert_storages(
-    s: Session, storages: Sequence[Storage], reuse_cd_id: int | None = None
+    s: Session, storages: Sequence[Storage], reuse_cd_ids: Sequence[int | None] = ()
 ) -> list[int]:
     """Insert STORAGES and return their SD_IDs, in a fixed number of batched statements.
 
-    A column list equal to REUSE_CD_ID's (the table's) is shared instead of copied, as HMS
-    does for partitions, so that a table with thousands of partitions keeps one copy.
+    A column list equal to one of REUSE_CD_IDS's (the table's, a partition's former one) is
+    shared instead of copied, as HMS does for partitions, so that a table with thousands of
+    partitions keeps one copy.
     """
-    shared = column_signature(columns_of(s, reuse_cd_id)) if reuse_cd_id is not None else None
+    shared = {
+        tuple(column_signature(columns_of(s, cd_id))): cd_id
+        for cd_id in reuse_cd_ids
+        if cd_id is not None
+    }
     new_cds: list[tuple[Storage, m.ColumnDescriptor]] = []
     for storage in storages:
-        if shared is not None and column_signature(storage.columns) == shared:
-            storage.sd.CD_ID = reuse_cd_id
+        reused = shared.get(tuple(column_signature(storage.columns)))
+        if reused is not None:
+            storage.sd.CD_ID = reused
         else:
             new_cds.append((storage, m.ColumnDescriptor()))
     s.add_all(cd for _, cd in new_cds)
@@ -160,7 +177,76 @@ def insert_storages(
             m.SortColumn(SD_ID=sd_id, INTEGER_IDX=i, COLUMN_NAME=name, ORDER=order)
             for i, (name, order) in enumerate(storage.sort_cols)
         )
+        _insert_skewed(s, sd_id, storage.skewed)
     return [st.sd.SD_ID for st in storages]
+
+
+def _insert_skewed(s: Session, sd_id: int, skewed: Skewed) -> None:
+    s.add_all(
+        m.SkewedColumnName(SD_ID=sd_id, INTEGER_IDX=i, SKEWED_COL_NAME=name)
+        for i, name in enumerate(skewed.names)
+    )
+    for i, value in enumerate(skewed.values):
+        s.add(
+            m.SkewedValue(SD_ID_OID=sd_id, INTEGER_IDX=i, STRING_LIST_ID_EID=_string_list(s, value))
+        )
+    for value, location in skewed.locations:
+        s.add(
+            m.SkewedValueLocation(
+                SD_ID=sd_id, STRING_LIST_ID_KID=_string_list(s, value), LOCATION=location
+            )
+        )
+
+
+def _string_list(s: Session, values: Sequence[str]) -> int:
+    string_list = m.SkewedStringList()
+    s.add(string_list)
+    s.flush()
+    s.add_all(
+        m.SkewedStringListValue(
+            STRING_LIST_ID=string_list.STRING_LIST_ID, INTEGER_IDX=i, STRING_LIST_VALUE=v
+        )
+        for i, v in enumerate(values)
+    )
+    return string_list.STRING_LIST_ID
+
+
+def _load_skewed(s: Session, sd_ids: Sequence[int]) -> dict[int, Skewed]:
+    """The skewed information of storage descriptors, in a fixed number of queries."""
+    out: dict[int, Skewed] = {}
+    for c in s.scalars(
+        select(m.SkewedColumnName)
+        .where(m.SkewedColumnName.SD_ID.in_(sd_ids))
+        .order_by(m.SkewedColumnName.INTEGER_IDX)
+    ):
+        out.setdefault(c.SD_ID, Skewed([], [], [])).names.append(c.SKEWED_COL_NAME or "")
+    if not out:
+        return out
+    values = s.execute(
+        select(m.SkewedValue.SD_ID_OID, m.SkewedValue.STRING_LIST_ID_EID)
+        .where(m.SkewedValue.SD_ID_OID.in_(out))
+        .order_by(m.SkewedValue.SD_ID_OID, m.SkewedValue.INTEGER_IDX)
+    ).all()
+    locations = s.execute(
+        select(
+            m.SkewedValueLocation.SD_ID,
+            m.SkewedValueLocation.STRING_LIST_ID_KID,
+            m.SkewedValueLocation.LOCATION,
+        ).where(m.SkewedValueLocation.SD_ID.in_(out))
+    ).all()
+    list_ids = {row[1] for row in values} | {row[1] for row in locations}
+    lists: dict[int, list[str]] = {i: [] for i in list_ids}
+    for v in s.scalars(
+        select(m.SkewedStringListValue)
+        .where(m.SkewedStringListValue.STRING_LIST_ID.in_(list_ids))
+        .order_by(m.SkewedStringListValue.STRING_LIST_ID, m.SkewedStringListValue.INTEGER_IDX)
+    ):
+        lists[v.STRING_LIST_ID].append(v.STRING_LIST_VALUE or "")
+    for sd_id, list_id in values:
+        out[sd_id].values.append(lists[list_id])
+    for sd_id, list_id, location in locations:
+        out[sd_id].locations.append((lists[list_id], location or ""))
+    return out
 
 
 def column_signature(columns: Sequence[m.Column]) -> list[tuple[str, str | None, str | None]]:
@@ -221,6 +307,7 @@ def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage
         select(m.SortColumn).where(m.SortColumn.SD_ID.in_(ids)).order_by(m.SortColumn.INTEGER_IDX)
     ):
         sorts.setdefault(c.SD_ID, []).append((c.COLUMN_NAME or "", c.ORDER))
+    skewed = _load_skewed(s, ids)
     return {
         sd_id: Storage(
             sd=sd,
@@ -230,6 +317,7 @@ def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage
             sd_params=sd_params.get(sd_id, {}),
             bucket_cols=buckets.get(sd_id, []),
             sort_cols=sorts.get(sd_id, []),
+            skewed=skewed.get(sd_id, Skewed([], [], [])),
         )
         for sd_id, sd in sds.items()
     }
@@ -260,20 +348,38 @@ def delete_storages(s: Session, sd_ids: Iterable[int | None]) -> None:
             m.StorageDescriptor.SD_ID.in_(ids)
         )
     ).all()
+    # Skewed values' string lists belong to the descriptor but hang below its rows.
+    string_lists = set(
+        s.scalars(select(m.SkewedValue.STRING_LIST_ID_EID).where(m.SkewedValue.SD_ID_OID.in_(ids)))
+    ) | set(
+        s.scalars(
+            select(m.SkewedValueLocation.STRING_LIST_ID_KID).where(
+                m.SkewedValueLocation.SD_ID.in_(ids)
+            )
+        )
+    )
     s.execute(delete(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(ids)))
+    if string_lists:
+        s.execute(
+            delete(m.SkewedStringList).where(m.SkewedStringList.STRING_LIST_ID.in_(string_lists))
+        )
     serde_ids = [serde for _, serde in rows if serde is not None]
     if serde_ids:
         s.execute(delete(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))
-    cd_ids = {cd for cd, _ in rows if cd is not None}
-    if cd_ids:
-        used = set(
-            s.scalars(
-                select(m.StorageDescriptor.CD_ID).where(m.StorageDescriptor.CD_ID.in_(cd_ids))
-            )
-        )
-        unused = cd_ids - used
-        if unused:
-            s.execute(delete(m.ColumnDescriptor).where(m.ColumnDescriptor.CD_ID.in_(unused)))
+    delete_unused_column_lists(s, {cd for cd, _ in rows if cd is not None})
+
+
+def delete_unused_column_lists(s: Session, cd_ids: set[int | None]) -> None:
+    """Delete the column lists of CD_IDS that no storage descriptor uses any more."""
+    ids = {cd for cd in cd_ids if cd is not None}
+    if not ids:
+        return
+    used = set(
+        s.scalars(select(m.StorageDescriptor.CD_ID).where(m.StorageDescriptor.CD_ID.in_(ids)))
+    )
+    unused = ids - used
+    if unused:
+        s.execute(delete(m.ColumnDescriptor).where(m.ColumnDescriptor.CD_ID.in_(unused)))
 
 
 # ------------------------------------------------------------------------------------------
@@ -284,11 +390,41 @@ def find_table(s: Session, db_id: int, name: str) -> m.Table | None:
     return s.scalar(select(m.Table).where(m.Table.DB_ID == db_id, m.Table.TBL_NAME == name))
 
 
-def table_names(s: Session, db_id: int, pattern: str | None = None) -> list[str]:
-    names = s.scalars(
-        select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id).order_by(m.Table.TBL_NAME)
-    ).all()
-    return filter_names(names, pattern)
+def table_names(
+    s: Session, db_id: int, pattern: str | None = None, *, table_type: str | None = None
+) -> list[str]:
+    query = select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id).order_by(m.Table.TBL_NAME)
+    if table_type is not None:
+        query = query.where(m.Table.TBL_TYPE == table_type)
+    return filter_names(s.scalars(query).all(), pattern)
+
+
+def locations(s: Session, table: m.Table) -> list[str | None]:
+    """The locations of TABLE and of its partitions (the folders a drop with data removes)."""
+    partition_sds = select(m.Partition.SD_ID).where(m.Partition.TBL_ID == table.TBL_ID)
+    rows = s.scalars(
+        select(m.StorageDescriptor.LOCATION).where(
+            (m.StorageDescriptor.SD_ID == table.SD_ID)
+            | m.StorageDescriptor.SD_ID.in_(partition_sds)
+        )
+    )
+    return list(rows)
+
+
+def partition_keys_of(s: Session, tbl_ids: Sequence[int]) -> dict[int, list[m.PartitionKey]]:
+    out: dict[int, list[m.PartitionKey]] = {}
+    if tbl_ids:
+        for key in s.scalars(
+            select(m.PartitionKey)
+            .where(m.PartitionKey.TBL_ID.in_(tbl_ids))
+            .order_by(m.PartitionKey.TBL_ID, m.PartitionKey.INTEGER_IDX)
+        ):
+            out.setdefault(key.TBL_ID, []).append(key)
+    return out
+
+
+def table_params(s: Session, tbl_ids: Sequence[int]) -> dict[int, dict[str, str]]:
+    return _grouped_params(s, m.TableParam, tbl_ids)
 
 
 def partition_keys(s: Session, tbl_id: int) -> list[m.PartitionKey]:
@@ -334,6 +470,28 @@ def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[
 
 def list_partitions(s: Session, tbl_id: int, limit: int | None = None) -> list[m.Partition]:
     query = select(m.Partition).where(m.Partition.TBL_ID == tbl_id).order_by(m.Partition.PART_NAME)
+    if limit is not None and limit >= 0:
+        query = query.limit(limit)
+    return list(s.scalars(query))
+
+
+def partitions_by_values(
+    s: Session, tbl_id: int, values: Sequence[str | None], limit: int | None = None
+) -> list[m.Partition]:
+    """The partitions of a table whose key i has VALUES[i], for every non-empty VALUES[i]
+    (a partial specification: an empty value or a missing one at the end matches any),
+    ordered by name."""
+    query = select(m.Partition).where(m.Partition.TBL_ID == tbl_id)
+    for index, value in enumerate(values):
+        if value:
+            key_value = aliased(m.PartitionKeyValue)
+            query = query.join(
+                key_value,
+                (key_value.PART_ID == m.Partition.PART_ID)
+                & (key_value.INTEGER_IDX == index)
+                & (key_value.PART_KEY_VAL == value),
+            )
+    query = query.order_by(m.Partition.PART_NAME)
     if limit is not None and limit >= 0:
         query = query.limit(limit)
     return list(s.scalars(query))

@@ -7,9 +7,11 @@ CI=true, where they fail.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import sys
+import tempfile
 import threading
 import uuid
 from collections.abc import Iterator
@@ -91,9 +93,13 @@ def migrated_url(
 
 class RunningServer:
     def __init__(self, url: str, settings: Settings) -> None:
+        if settings.warehouse is None:  # never the user's data directory
+            settings = dataclasses.replace(settings, warehouse=tempfile.mkdtemp(prefix="wh-"))
         self.engine = db.create_engine(url, pool_size=4)
+        handler = Handler(db.Transactions(self.engine), settings)
+        handler.ensure_default_database()
         self.server = MetastoreServer(
-            Handler(db.Transactions(self.engine), settings),
+            handler,
             "127.0.0.1",
             0,
             framed=settings.framed,

@@ -3,7 +3,10 @@ for them (to check that drops remove everything)."""
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
+import shutil
+import tempfile
 from typing import Any
 
 import sqlalchemy as sa
@@ -13,6 +16,11 @@ from hive_metastore_thrift import ttypes as t
 from metastore import models as m
 
 Client = ThriftHiveMetastore.Client
+
+# The folder test databases live in: the server creates (and on drops deletes) the folders of
+# databases, tables and partitions, as HMS does.
+WAREHOUSE = tempfile.mkdtemp(prefix="colstats-tests-")
+atexit.register(shutil.rmtree, WAREHOUSE, True)
 
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
@@ -30,7 +38,7 @@ def fields(*specs: tuple[str, str] | tuple[str, str, str | None]) -> list[t.Fiel
 
 
 def database(name: str, **kwargs: Any) -> t.Database:
-    kwargs.setdefault("locationUri", f"file:/warehouse/{name.lower()}.db")
+    kwargs.setdefault("locationUri", f"file:{WAREHOUSE}/{name.lower()}.db")
     kwargs.setdefault("parameters", {})
     return t.Database(name=name, **kwargs)
 
@@ -68,7 +76,7 @@ def table(
     return t.Table(
         tableName=name,
         dbName=db,
-        sd=sd or storage(cols, f"file:/warehouse/{db.lower()}.db/{name.lower()}"),
+        sd=sd or storage(cols, f"file:{WAREHOUSE}/{db.lower()}.db/{name.lower()}"),
         partitionKeys=keys if keys is not None else [],
         **kwargs,
     )

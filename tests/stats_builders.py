@@ -7,6 +7,7 @@ import math
 from typing import Any
 
 import sqlalchemy as sa
+from metadata_builders import WAREHOUSE
 
 from hive_metastore_thrift import ttypes as t
 
@@ -31,10 +32,10 @@ HISTOGRAM = bytes(range(256))
 
 
 def make_table(client: Any, db: str, table: str = "t") -> None:
-    client.create_database(t.Database(name=db, locationUri=f"file:/tmp/{db}", parameters={}))
+    client.create_database(t.Database(name=db, locationUri=f"file:{WAREHOUSE}/{db}", parameters={}))
     sd = t.StorageDescriptor(
         cols=[t.FieldSchema(n, ty, None) for n, ty in COLUMNS.items()],
-        location=f"file:/tmp/{db}/{table}",
+        location=f"file:{WAREHOUSE}/{db}/{table}",
         serdeInfo=t.SerDeInfo("s", "lib", {}),
         bucketCols=[],
         sortCols=[],

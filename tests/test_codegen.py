@@ -27,3 +27,19 @@ def test_generated_code_matches_the_idl(tmp_path: Path) -> None:
         f"{mismatch or errors} differ from thrift/hive_metastore.thrift: run "
         "scripts/generate_thrift.sh and commit the result"
     )
+
+
+def test_skewed_value_locations_decode_with_tuple_keys() -> None:
+    """map<list<string>, string> needs hashable keys in Python: both readers give tuples."""
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TTransport
+
+    from hive_metastore_thrift import ttypes as t
+
+    info = t.SkewedInfo(["a", "b"], [["1", "x"]], {("1", "x"): "file:/t/a=1/b=x"})
+    out = TTransport.TMemoryBuffer()
+    info.write(TBinaryProtocol.TBinaryProtocol(out))
+    for factory in (TBinaryProtocol.TBinaryProtocol, TBinaryProtocol.TBinaryProtocolAccelerated):
+        got = t.SkewedInfo()
+        got.read(factory(TTransport.TMemoryBuffer(out.getvalue())))
+        assert got == info

@@ -80,8 +80,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     engine = db.create_engine(url, pool_size=min(settings.workers, 20))
+    handler = Handler(db.Transactions(engine), settings)
+    handler.ensure_default_database()
     server = MetastoreServer(
-        Handler(db.Transactions(engine), settings),
+        handler,
         settings.host,
         settings.port,
         framed=settings.framed,

@@ -21,7 +21,8 @@ from hive_metastore_thrift import ttypes as t
 from metastore import convert, names, store
 from metastore import models as m
 from metastore.config import Settings
-from metastore.db import CommitOutcomeUnknown, Transactions
+from metastore.db import CommitOutcomeUnknown, Transactions, on_commit
+from metastore.warehouse import Warehouse
 
 log = logging.getLogger("metastore.service")
 
@@ -94,14 +95,6 @@ def altered_params(params: dict[str, str] | None) -> dict[str, str]:
     return out
 
 
-def alter_location(s: Session, sd_id: int | None, sd: t.StorageDescriptor | None) -> None:
-    """Set the location of storage descriptor SD_ID to SD's, when SD gives one."""
-    if sd is not None and sd.location is not None and sd_id is not None:
-        storage = s.get(m.StorageDescriptor, sd_id)
-        if storage is not None:
-            storage.LOCATION = sd.location
-
-
 def missing(what: str) -> t.NoSuchObjectException:
     """NoSuchObjectException for WHAT, in the words clients match ("does not exist")."""
     return t.NoSuchObjectException(f"{what} does not exist")
@@ -113,6 +106,7 @@ class ServiceBase:
     def __init__(self, tx: Transactions, settings: Settings) -> None:
         self.tx = tx
         self.settings = settings
+        self.warehouse = Warehouse(settings.warehouse_root())
 
     def _database(self, s: Session, db_arg: str | None, catalog: str | None = None) -> m.Database:
         cat, db_name = names.split_catalog(db_arg)
@@ -159,14 +153,26 @@ class ServiceBase:
         return partition
 
     def _table_struct(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
-        storages = store.load_storages(s, [table.SD_ID])
-        return convert.table_struct(
-            table,
-            db,
-            storages.get(table.SD_ID) if table.SD_ID else None,
-            store.partition_keys(s, table.TBL_ID),
-            store.params(s, m.TableParam, table.TBL_ID),
-        )
+        return self._table_structs(s, db, [table])[0]
+
+    def _table_structs(
+        self, s: Session, db: m.Database, tables: Sequence[m.Table]
+    ) -> list[t.Table]:
+        """The Table structs of TABLES (of database DB), in a fixed number of queries."""
+        ids = [table.TBL_ID for table in tables]
+        storages = store.load_storages(s, [table.SD_ID for table in tables])
+        keys = store.partition_keys_of(s, ids)
+        params = store.table_params(s, ids)
+        return [
+            convert.table_struct(
+                table,
+                db,
+                storages.get(table.SD_ID) if table.SD_ID else None,
+                keys.get(table.TBL_ID, []),
+                params.get(table.TBL_ID, {}),
+            )
+            for table in tables
+        ]
 
     def _partition_structs(
         self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
@@ -186,3 +192,14 @@ class ServiceBase:
             )
             for p in partitions
         ]
+
+    def _drop_table(self, s: Session, table: m.Table, delete_data: bool) -> None:
+        """Drop TABLE (its partitions, parameters and statistics go by cascade) and, for a
+        managed table with DELETE_DATA, its folder and its partitions' folders once
+        committed."""
+        folders: list[str | None] = []
+        if delete_data and table.TBL_TYPE == convert.MANAGED_TABLE:
+            folders = store.locations(s, table)
+        store.delete_table(s, table)
+        for folder in folders:
+            on_commit(s, lambda folder=folder: self.warehouse.delete_folder(folder))

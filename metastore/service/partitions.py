@@ -1,4 +1,10 @@
-"""Calls on partitions: add, get, list, alter, drop."""
+"""Calls that add partitions and read them: add (one, several, the request), append (by values
+or name), get (by values, name, partial values, filter), list names.
+
+A partial specification (the `_ps` calls, Spark's `PARTITION (ds='x')` of a two-key table)
+lists values in key order; an empty value, or a missing one at the end, matches any value.
+As in HMS, the folder of an added partition is created when missing.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from hive_metastore_thrift import ttypes as t
 from metastore import convert, store
 from metastore import models as m
 from metastore import names as naming
-from metastore.service.base import ServiceBase, alter_location, altered_params, call
+from metastore.db import on_commit
+from metastore.service.base import ServiceBase, call
 
 
 class PartitionCalls(ServiceBase):
@@ -73,7 +80,7 @@ class PartitionCalls(ServiceBase):
                 storage.sd.LOCATION = f"{base}/{name}" if base else None
             storages.append(storage)
         sd_ids = store.insert_storages(
-            s, storages, reuse_cd_id=table_storage.sd.CD_ID if table_storage else None
+            s, storages, reuse_cd_ids=[table_storage.sd.CD_ID if table_storage else None]
         )
         added = [
             m.Partition(
@@ -96,6 +103,9 @@ class PartitionCalls(ServiceBase):
             params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
             store.insert_params(s, m.PartitionParam, row.PART_ID, params)
         s.flush()
+        if table.TBL_TYPE != convert.VIRTUAL_VIEW:
+            folders = [st.sd.LOCATION for st in storages]
+            on_commit(s, lambda: [self.warehouse.make_folder(f) for f in folders])
         return self._partition_structs(s, db, table, added)
 
     @call(write=True)
@@ -103,6 +113,67 @@ class PartitionCalls(ServiceBase):
         if new_part is None:
             raise t.InvalidObjectException("no partition given")
         return self._add_partitions(s, [new_part], if_not_exists=False)[0]
+
+    @call(write=True)
+    def add_partition_with_environment_context(
+        self, s: Session, new_part: t.Partition, environment_context: t.EnvironmentContext | None
+    ) -> t.Partition:
+        if new_part is None:
+            raise t.InvalidObjectException("no partition given")
+        return self._add_partitions(s, [new_part], if_not_exists=False)[0]
+
+    def _append(
+        self, s: Session, db_name: str, tbl_name: str, values: list[str] | None
+    ) -> t.Partition:
+        """A new partition of VALUES with the table's storage (append_partition*)."""
+        part = t.Partition(values=values, dbName=db_name, tableName=tbl_name, parameters={})
+        return self._add_partitions(s, [part], False, db_name, tbl_name)[0]
+
+    def _values_of_name(self, s: Session, db_name: str, tbl_name: str, part_name: str) -> list[str]:
+        try:
+            _, table = self._table(s, db_name, tbl_name)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidObjectException(e.message) from None
+        try:
+            return naming.partition_values(part_name or "", self._partition_keys(s, table))
+        except naming.InvalidNameError as e:
+            raise t.InvalidObjectException(str(e)) from None
+
+    @call(write=True)
+    def append_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
+    ) -> t.Partition:
+        return self._append(s, db_name, tbl_name, part_vals)
+
+    @call(write=True)
+    def append_partition_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        environment_context: t.EnvironmentContext | None,
+    ) -> t.Partition:
+        return self._append(s, db_name, tbl_name, part_vals)
+
+    @call(write=True)
+    def append_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str
+    ) -> t.Partition:
+        values = self._values_of_name(s, db_name, tbl_name, part_name)
+        return self._append(s, db_name, tbl_name, values)
+
+    @call(write=True)
+    def append_partition_by_name_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        environment_context: t.EnvironmentContext | None,
+    ) -> t.Partition:
+        values = self._values_of_name(s, db_name, tbl_name, part_name)
+        return self._append(s, db_name, tbl_name, values)
 
     @call(write=True)
     def add_partitions(self, s: Session, new_parts: list[t.Partition] | None) -> int:
@@ -181,59 +252,77 @@ class PartitionCalls(ServiceBase):
         _, table = self._table(s, db_name, tbl_name)
         return store.partition_names(s, table.TBL_ID, max_parts)
 
-    def alter_partition(self, db_name: str, tbl_name: str, new_part: t.Partition) -> None:
-        self.alter_partitions(db_name, tbl_name, [new_part])
+    # -- partial specifications -----------------------------------------------------------
 
-    @call(write=True)
-    def alter_partitions(
-        self, s: Session, db_name: str, tbl_name: str, new_parts: list[t.Partition] | None
-    ) -> None:
-        """Replace the parameters (and location) of partitions found by their values: all
-        of them or, when one does not exist, none."""
-        try:
-            db, table = self._table(s, db_name, tbl_name)
-        except t.NoSuchObjectException as e:
-            raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
+    def _by_partial_values(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None, max_parts: int
+    ) -> tuple[m.Database, m.Table, list[m.Partition]]:
+        database, table = self._table(s, db_name, tbl_name)
         keys = self._partition_keys(s, table)
-        by_name: dict[str, t.Partition] = {}
-        for part in new_parts or []:
-            if part is None or len(part.values or []) != len(keys) or not keys:
-                raise t.InvalidOperationException(
-                    f"cannot alter a partition of {db.NAME}.{table.TBL_NAME}: values "
-                    f"{None if part is None else part.values} do not match the keys {keys}"
-                )
-            by_name[naming.make_partition_name(keys, part.values)] = part
-        found = {p.PART_NAME: p for p in store.find_partitions(s, table.TBL_ID, list(by_name))}
-        for name, part in by_name.items():
-            partition = found.get(name)
-            if partition is None:
-                raise t.InvalidOperationException(
-                    f"cannot alter: partition {name} of {db.NAME}.{table.TBL_NAME} does not exist"
-                )
-            alter_location(s, partition.SD_ID, part.sd)
-            store.replace_params(
-                s, m.PartitionParam, partition.PART_ID, altered_params(part.parameters)
+        values = list(part_vals or [])
+        if len(values) > len(keys):
+            raise t.MetaException(
+                f"{len(values)} partition values given for the {len(keys)} partition keys "
+                f"({', '.join(keys)}) of {database.NAME}.{table.TBL_NAME}"
             )
+        partitions = store.partitions_by_values(s, table.TBL_ID, values, max_parts)
+        return database, table, partitions
 
-    @call(write=True)
-    def drop_partition(
-        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool
-    ) -> bool:
-        db, table = self._table(s, db_name, tbl_name)
+    @call(write=False)
+    def get_partitions_ps(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+    ) -> list[t.Partition]:
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
+        return self._partition_structs(s, database, table, found)
+
+    @call(write=False)
+    def get_partitions_ps_with_auth(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+        user_name: str | None,
+        group_names: list[str] | None,
+    ) -> list[t.Partition]:
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
+        return self._partition_structs(s, database, table, found)
+
+    @call(write=False)
+    def get_partition_names_ps(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+    ) -> list[str]:
+        _, _, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
+        return [p.PART_NAME for p in found]
+
+    @call(write=False)
+    def get_partition_with_auth(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        user_name: str | None,
+        group_names: list[str] | None,
+    ) -> t.Partition:
+        database, table = self._table(s, db_name, tbl_name)
         keys = self._partition_keys(s, table)
-        if len(part_vals or []) != len(keys) or not keys:
+        if not keys or len(part_vals or []) != len(keys):
             raise t.NoSuchObjectException(
-                f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
+                f"partition values {part_vals} do not match the keys of "
+                f"{database.NAME}.{table.TBL_NAME}"
             )
-        store.delete_partition(
-            s, self._partition(s, table, naming.make_partition_name(keys, part_vals))
-        )
-        return True
-
-    @call(write=True)
-    def drop_partition_by_name(
-        self, s: Session, db_name: str, tbl_name: str, part_name: str, deleteData: bool
-    ) -> bool:
-        _, table = self._table(s, db_name, tbl_name)
-        store.delete_partition(s, self._partition(s, table, part_name))
-        return True
+        assert part_vals is not None
+        name = naming.make_partition_name(keys, part_vals)
+        return self._partition_structs(s, database, table, [self._partition(s, table, name)])[0]

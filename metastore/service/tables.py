@@ -1,16 +1,27 @@
-"""Calls on tables: create, get, list, alter, drop."""
+"""Calls on tables and views: create, get (one, several, by type, by filter, their fields),
+list, drop. Alters are in metastore.service.table_alter.
+
+As in HMS, a table without a location gets its database's location plus its name, and the
+folder of a table (not a view) is created when missing; dropping a managed table with
+deleteData deletes its folder once the drop is committed (see metastore.warehouse).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, names, store
+from metastore import convert, names, store, warehouse
 from metastore import models as m
-from metastore.service.base import ServiceBase, alter_location, altered_params, call
+from metastore.service.base import ServiceBase, call
 
 
 class TableCalls(ServiceBase):
+    # -- create ---------------------------------------------------------------------------
+
     def create_table(self, tbl: t.Table) -> None:
         self.create_table_with_environment_context(tbl, None)
 
@@ -20,10 +31,15 @@ class TableCalls(ServiceBase):
     ) -> None:
         if tbl is None:
             raise t.InvalidObjectException("no table given")
-        db = self._database(s, tbl.dbName, tbl.catName)
-        row = convert.table_row(tbl, db.DB_ID)
-        if store.find_table(s, db.DB_ID, row.TBL_NAME) is not None:
-            raise t.AlreadyExistsException(f"table {db.NAME}.{row.TBL_NAME} already exists")
+        database = self._database(s, tbl.dbName, tbl.catName)
+        if convert.transactional(tbl.parameters):
+            raise t.MetaException(
+                f"cannot create {database.NAME}.{tbl.tableName}: transactional (ACID) tables "
+                "are not supported; create it without transactional=true"
+            )
+        row = convert.table_row(tbl, database.DB_ID)
+        if store.find_table(s, database.DB_ID, row.TBL_NAME) is not None:
+            raise t.AlreadyExistsException(f"Table {database.NAME}.{row.TBL_NAME} already exists")
         storage = convert.storage_rows(tbl.sd)
         keys = convert.field_schemas(tbl.partitionKeys, "partition key")
         clash = {c.COLUMN_NAME for c in storage.columns} & {k.name for k in keys}
@@ -31,6 +47,12 @@ class TableCalls(ServiceBase):
             raise t.InvalidObjectException(
                 f"partition key(s) {', '.join(sorted(clash))} also declared as column(s)"
             )
+        if row.TBL_TYPE == convert.VIRTUAL_VIEW:
+            if not tbl.viewOriginalText and not tbl.viewExpandedText:
+                raise t.InvalidObjectException(f"view {row.TBL_NAME} has no query text")
+            storage.sd.LOCATION = None
+        elif not storage.sd.LOCATION:
+            storage.sd.LOCATION = warehouse.join(database.DB_LOCATION_URI, row.TBL_NAME)
         row.SD_ID = store.insert_storages(s, [storage])[0]
         s.add(row)
         s.flush()
@@ -47,59 +69,171 @@ class TableCalls(ServiceBase):
         params = dict(tbl.parameters or {})
         params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
         store.insert_params(s, m.TableParam, row.TBL_ID, params)
+        if row.TBL_TYPE != convert.VIRTUAL_VIEW:
+            self.warehouse.make_folder(storage.sd.LOCATION)
+
+    # -- get ------------------------------------------------------------------------------
 
     @call(write=False)
     def get_table(self, s: Session, dbname: str, tbl_name: str) -> t.Table:
-        db, table = self._table(s, dbname, tbl_name)
-        return self._table_struct(s, db, table)
+        database, table = self._table(s, dbname, tbl_name)
+        return self._table_struct(s, database, table)
 
-    def alter_table(self, dbname: str, tbl_name: str, new_tbl: t.Table) -> None:
-        self.alter_table_with_environment_context(dbname, tbl_name, new_tbl, None)
+    @call(write=False)
+    def get_table_req(self, s: Session, req: t.GetTableRequest) -> t.GetTableResult:
+        if req is None or not req.dbName or not req.tblName:
+            raise t.MetaException("GetTableRequest needs dbName and tblName")
+        database, table = self._table(s, req.dbName, req.tblName, req.catName)
+        return t.GetTableResult(table=self._table_struct(s, database, table))
 
-    @call(write=True)
-    def alter_table_with_environment_context(
-        self,
-        s: Session,
-        dbname: str,
-        tbl_name: str,
-        new_tbl: t.Table,
-        environment_context: t.EnvironmentContext | None,
-    ) -> None:
-        """Replace a table's parameters, owner and location (how Trino and Hive write basic
-        statistics such as numRows). Renames and changes of columns or partition keys are
-        refused; the other storage fields keep their stored values."""
-        if new_tbl is None:
-            raise t.InvalidOperationException("no new table given")
+    def _tables_by_name(
+        self, s: Session, db_name: str | None, table_names: Sequence[str] | None
+    ) -> list[t.Table]:
+        if table_names is None:
+            raise t.InvalidOperationException("no table names given")
         try:
-            db, table = self._table(s, dbname, tbl_name)
+            database = self._database(s, db_name)
         except t.NoSuchObjectException as e:
-            raise t.InvalidOperationException(f"cannot alter: {e.message}") from None
-        where = f"table {db.NAME}.{table.TBL_NAME}"
-        new_db = names.split_catalog(new_tbl.dbName or db.NAME)[1] or db.NAME
-        renamed = (
-            names.identifier(new_tbl.tableName or table.TBL_NAME) != table.TBL_NAME
-            or names.identifier(new_db) != db.NAME
-        )
-        if renamed:
-            raise t.InvalidOperationException(f"cannot alter {where}: renaming is not supported")
-        current = self._table_struct(s, db, table)
-        if new_tbl.sd is not None:
-            _check_same_fields(where, "columns", current.sd.cols, new_tbl.sd.cols)
-        _check_same_fields(where, "partition keys", current.partitionKeys, new_tbl.partitionKeys)
-        table.OWNER = new_tbl.owner if new_tbl.owner is not None else table.OWNER
-        alter_location(s, table.SD_ID, new_tbl.sd)
-        store.replace_params(s, m.TableParam, table.TBL_ID, altered_params(new_tbl.parameters))
+            raise t.UnknownDBException(e.message) from None
+        wanted = sorted({names.identifier(n) for n in table_names if n})
+        tables = s.scalars(
+            select(m.Table)
+            .where(m.Table.DB_ID == database.DB_ID, m.Table.TBL_NAME.in_(wanted))
+            .order_by(m.Table.TBL_NAME)
+        ).all()
+        return self._table_structs(s, database, tables)
+
+    @call(write=False)
+    def get_table_objects_by_name(
+        self, s: Session, dbname: str, tbl_names: list[str] | None
+    ) -> list[t.Table]:
+        """The tables of TBL_NAMES that exist (the others are left out, as HMS does)."""
+        return self._tables_by_name(s, dbname, tbl_names)
+
+    @call(write=False)
+    def get_table_objects_by_name_req(
+        self, s: Session, req: t.GetTablesRequest
+    ) -> t.GetTablesResult:
+        if req is None or not req.dbName:
+            raise t.MetaException("GetTablesRequest needs dbName")
+        database_arg = req.dbName if not req.catName else f"@{req.catName}#{req.dbName}"
+        if req.tblNames is None:
+            try:
+                database = self._database(s, database_arg)
+            except t.NoSuchObjectException as e:
+                raise t.UnknownDBException(e.message) from None
+            all_names = store.table_names(s, database.DB_ID, req.tablesPattern)
+            return t.GetTablesResult(tables=self._tables_by_name(s, database_arg, all_names))
+        return t.GetTablesResult(tables=self._tables_by_name(s, database_arg, req.tblNames))
+
+    # -- list -----------------------------------------------------------------------------
+
+    def _database_for_listing(self, s: Session, db_name: str | None) -> m.Database:
+        try:
+            return self._database(s, db_name)
+        except t.NoSuchObjectException as e:
+            raise t.MetaException(e.message) from None
 
     @call(write=False)
     def get_tables(self, s: Session, db_name: str, pattern: str | None) -> list[str]:
-        try:
-            db = self._database(s, db_name)
-        except t.NoSuchObjectException as e:
-            raise t.MetaException(e.message) from None
-        return store.table_names(s, db.DB_ID, pattern)
+        database = self._database_for_listing(s, db_name)
+        return store.table_names(s, database.DB_ID, pattern)
 
     def get_all_tables(self, db_name: str) -> list[str]:
         return self.get_tables(db_name, None)
+
+    @call(write=False)
+    def get_tables_by_type(
+        self, s: Session, db_name: str, pattern: str | None, tableType: str | None
+    ) -> list[str]:
+        database = self._database_for_listing(s, db_name)
+        return store.table_names(s, database.DB_ID, pattern, table_type=tableType or None)
+
+    @call(write=False)
+    def get_table_meta(
+        self,
+        s: Session,
+        db_patterns: str | None,
+        tbl_patterns: str | None,
+        tbl_types: list[str] | None,
+    ) -> list[t.TableMeta]:
+        catalog, db_pattern = names.split_catalog(db_patterns)
+        databases = {
+            d.NAME: d for d in s.scalars(select(m.Database).where(m.Database.CTLG_NAME == catalog))
+        }
+        wanted = set(store.filter_names(sorted(databases), db_pattern))
+        query = (
+            select(m.Table, m.TableParam.PARAM_VALUE)
+            .outerjoin(
+                m.TableParam,
+                (m.TableParam.TBL_ID == m.Table.TBL_ID) & (m.TableParam.PARAM_KEY == "comment"),
+            )
+            .where(m.Table.DB_ID.in_([databases[n].DB_ID for n in wanted]))
+            .order_by(m.Table.TBL_NAME)
+        )
+        if tbl_types:
+            query = query.where(m.Table.TBL_TYPE.in_(tbl_types))
+        by_id = {d.DB_ID: d for d in databases.values()}
+        rows = s.execute(query).all()
+        matching = set(store.filter_names({r[0].TBL_NAME for r in rows}, tbl_patterns))
+        return [
+            t.TableMeta(
+                dbName=by_id[table.DB_ID].NAME,
+                tableName=table.TBL_NAME,
+                tableType=table.TBL_TYPE,
+                comments=comment,
+                catName=catalog,
+            )
+            for table, comment in rows
+            if table.TBL_NAME in matching
+        ]
+
+    # -- fields ---------------------------------------------------------------------------
+
+    def _fields(
+        self, s: Session, db_name: str, table_name: str, with_keys: bool
+    ) -> list[t.FieldSchema]:
+        try:
+            # HMS accepts "table.field..." (for nested fields); the table is the first part.
+            base_name = (table_name or "").split(".", 1)[0]
+            database, table = self._table(s, db_name, base_name)
+        except t.NoSuchObjectException as e:
+            if "database" in e.message:
+                raise t.UnknownDBException(e.message) from None
+            raise t.UnknownTableException(e.message) from None
+        struct = self._table_struct(s, database, table)
+        cols = list(struct.sd.cols if struct.sd is not None else [])
+        return cols + list(struct.partitionKeys or []) if with_keys else cols
+
+    @call(write=False)
+    def get_fields(self, s: Session, db_name: str, table_name: str) -> list[t.FieldSchema]:
+        return self._fields(s, db_name, table_name, with_keys=False)
+
+    @call(write=False)
+    def get_fields_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        table_name: str,
+        environment_context: t.EnvironmentContext | None,
+    ) -> list[t.FieldSchema]:
+        return self._fields(s, db_name, table_name, with_keys=False)
+
+    @call(write=False)
+    def get_schema(self, s: Session, db_name: str, table_name: str) -> list[t.FieldSchema]:
+        return self._fields(s, db_name, table_name, with_keys=True)
+
+    @call(write=False)
+    def get_schema_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        table_name: str,
+        environment_context: t.EnvironmentContext | None,
+    ) -> list[t.FieldSchema]:
+        return self._fields(s, db_name, table_name, with_keys=True)
+
+    # -- drop -----------------------------------------------------------------------------
 
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:
         self.drop_table_with_environment_context(dbname, name, deleteData, None)
@@ -114,20 +248,4 @@ class TableCalls(ServiceBase):
         environment_context: t.EnvironmentContext | None,
     ) -> None:
         _, table = self._table(s, dbname, name)
-        store.delete_table(s, table)
-
-
-def _check_same_fields(
-    where: str, what: str, stored: list[t.FieldSchema] | None, new: list[t.FieldSchema] | None
-) -> None:
-    def signature(fields: list[t.FieldSchema] | None) -> list[tuple[str, str, str | None]]:
-        return [
-            ((f.name or "").lower(), (f.type or "").lower(), f.comment or None)
-            for f in fields or []
-        ]
-
-    if new is not None and signature(new) != signature(stored):
-        raise t.InvalidOperationException(
-            f"cannot alter {where}: changing its {what} is not supported "
-            f"(stored {signature(stored)}, given {signature(new)})"
-        )
+        self._drop_table(s, table, deleteData)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer
+from metadata_builders import WAREHOUSE
 from stats_builders import PART, column_stats, dec, make_table, obj, row_count, stats_data
 
 from hive_metastore_thrift import ttypes as t
@@ -24,12 +25,12 @@ HLL_BOUND = 3 * 1.04 / math.sqrt(1024)
 
 def make_wide_table(client: Any, db: str, table: str = "w", n_parts: int = N_PARTS) -> list[str]:
     """A table with N_COLS bigint columns and N_PARTS partitions; returns partition names."""
-    client.create_database(t.Database(name=db, locationUri=f"file:/tmp/{db}", parameters={}))
+    client.create_database(t.Database(name=db, locationUri=f"file:{WAREHOUSE}/{db}", parameters={}))
     cols = [t.FieldSchema(f"c{i}", "bigint", None) for i in range(N_COLS)]
     cols += [t.FieldSchema("d", "decimal(38,0)", None), t.FieldSchema("s", "string", None)]
     sd = t.StorageDescriptor(
         cols=cols,
-        location=f"file:/tmp/{db}/{table}",
+        location=f"file:{WAREHOUSE}/{db}/{table}",
         serdeInfo=t.SerDeInfo("s", "lib", {}),
         bucketCols=[],
         sortCols=[],

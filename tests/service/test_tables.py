@@ -221,17 +221,26 @@ def test_create_table_with_invalid_columns(
     assert client.get_all_tables(db_name) == []
 
 
-def test_create_skewed_table(client: Client, db_name: str) -> None:
+def test_skewed_info_is_stored_and_returned(client: Client, db_name: str) -> None:
+    """List bucketing: skewed columns, their skewed values and the folders of some values."""
     client.create_database(database(db_name))
     skewed = t.SkewedInfo(
-        skewedColNames=["id"], skewedColValues=[["1"]], skewedColValueLocationMaps={}
+        skewedColNames=["ID", "name"],
+        skewedColValues=[["1", "a"], ["2", "b b"], ["3", "é/%"]],
+        skewedColValueLocationMaps={("1", "a"): "file:/t/id=1/name=a", ("3", "é/%"): "file:/x"},
     )
-    with pytest.raises(t.InvalidObjectException, match=r"(?i)skew"):
-        client.create_table(table(db_name, sd=storage(location="file:/t", skewedInfo=skewed)))
-    assert client.get_all_tables(db_name) == []
+    client.create_table(table(db_name, sd=storage(location="file:/t", skewedInfo=skewed)))
+    got = client.get_table(db_name, "t").sd.skewedInfo
+    assert got.skewedColNames == ["id", "name"]
+    assert got.skewedColValues == skewed.skewedColValues
+    assert got.skewedColValueLocationMaps == skewed.skewedColValueLocationMaps
+    bad = t.SkewedInfo(skewedColNames=["id"], skewedColValues=[["1", "2"]])
+    with pytest.raises(t.InvalidObjectException, match="one value per skewed column"):
+        client.create_table(table(db_name, "t2", sd=storage(location="file:/t2", skewedInfo=bad)))
     empty = t.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
-    client.create_table(table(db_name, sd=storage(location="file:/t", skewedInfo=empty)))
-    assert client.get_all_tables(db_name) == ["t"]
+    client.create_table(table(db_name, "t3", sd=storage(location="file:/t", skewedInfo=empty)))
+    assert client.get_table(db_name, "t3").sd.skewedInfo == empty
+    client.drop_table(db_name, "t", False)  # the skewed rows go with it (checked by row counts)
 
 
 def test_get_unknown_table(client: Client, db_name: str) -> None:
@@ -330,24 +339,14 @@ def test_alter_table_replaces_parameters_owner_and_location(client: Client, db_n
     assert client.get_table(db_name, "t").parameters == after.parameters
 
 
-def test_alter_table_refuses_what_it_does_not_support(client: Client, db_name: str) -> None:
+def test_alter_table_refuses_what_hms_refuses(client: Client, db_name: str) -> None:
     make_partitioned(client, db_name)
     with pytest.raises(t.InvalidOperationException, match="does not exist"):
         client.alter_table(db_name, "missing", table(db_name, "missing"))
-    with pytest.raises(t.InvalidOperationException, match="renaming"):
-        client.alter_table(db_name, "t", table(db_name, "t2", keys=fields(("ds", "string"))))
-    changed_columns = client.get_table(db_name, "t")
-    changed_columns.sd.cols = [*changed_columns.sd.cols, t.FieldSchema("extra", "int", None)]
-    with pytest.raises(t.InvalidOperationException, match="columns"):
-        client.alter_table(db_name, "t", changed_columns)
     changed_keys = client.get_table(db_name, "t")
     changed_keys.partitionKeys = fields(("ds", "int"))
-    with pytest.raises(t.InvalidOperationException, match="partition keys"):
+    with pytest.raises(t.InvalidOperationException, match="partition keys cannot be changed"):
         client.alter_table(db_name, "t", changed_keys)
-    commented = client.get_table(db_name, "t")
-    commented.sd.cols[0].comment = "a new comment"
-    with pytest.raises(t.InvalidOperationException, match="columns"):
-        client.alter_table(db_name, "t", commented)
     with pytest.raises(t.InvalidOperationException, match="no new table"):
         client.alter_table(db_name, "t", None)
     same = client.get_table(db_name, "t")

@@ -1,0 +1,322 @@
+"""Calls that change or drop existing partitions: alter (one, several, the 4.x request), rename,
+drop (by values, by name, several by names).
+
+An alter replaces a partition's storage descriptor and parameters, as HMS does; the
+statistics of columns it removes or retypes are deleted. A rename moves the partition's
+statistics with it (they hang on its id) and, for a managed table whose partition folder is
+the default one (the table's location plus the partition name), moves the folder. Dropping
+a partition of a managed table with deleteData deletes its folder once committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import delete, update
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore import convert, store, warehouse
+from metastore import models as m
+from metastore import names as naming
+from metastore.db import on_commit, on_rollback
+from metastore.service.base import ServiceBase, altered_params, call, missing
+
+
+class PartitionChangeCalls(ServiceBase):
+    # -- alter ----------------------------------------------------------------------------
+
+    def _alterable(self, s: Session, db_name: str, tbl_name: str) -> tuple[m.Database, m.Table]:
+        try:
+            return self._table(s, db_name, tbl_name)
+        except t.NoSuchObjectException as e:
+            raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
+
+    def _alter_partitions(
+        self, s: Session, db_name: str, tbl_name: str, new_parts: Sequence[t.Partition] | None
+    ) -> None:
+        """Replace the storage and parameters of partitions found by their values: all of
+        them or, when one does not exist, none."""
+        database, table = self._alterable(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table)
+        by_name: dict[str, t.Partition] = {}
+        for part in new_parts or []:
+            by_name[self._name_of(database, table, keys, part)] = part
+        found = {p.PART_NAME: p for p in store.find_partitions(s, table.TBL_ID, list(by_name))}
+        for name, part in by_name.items():
+            partition = found.get(name)
+            if partition is None:
+                raise t.InvalidOperationException(
+                    f"cannot alter: partition {name} of {database.NAME}.{table.TBL_NAME} "
+                    "does not exist"
+                )
+            self._replace_partition(s, table, partition, part)
+
+    def _name_of(
+        self, database: m.Database, table: m.Table, keys: list[str], part: t.Partition | None
+    ) -> str:
+        if part is None or not keys or len(part.values or []) != len(keys):
+            raise t.InvalidOperationException(
+                f"cannot alter a partition of {database.NAME}.{table.TBL_NAME}: values "
+                f"{None if part is None else part.values} do not match the keys {keys}"
+            )
+        return naming.make_partition_name(keys, part.values)
+
+    def _replace_partition(
+        self, s: Session, table: m.Table, partition: m.Partition, part: t.Partition
+    ) -> None:
+        if part.sd is not None:
+            old = store.load_storages(s, [partition.SD_ID]).get(partition.SD_ID or -1)
+            storage = convert.storage_rows(part.sd)
+            if not storage.sd.LOCATION and old is not None:
+                storage.sd.LOCATION = old.sd.LOCATION
+            table_cd = s.get(m.StorageDescriptor, table.SD_ID) if table.SD_ID else None
+            candidates = [old.sd.CD_ID if old else None, table_cd.CD_ID if table_cd else None]
+            (new_sd,) = store.insert_storages(s, [storage], reuse_cd_ids=candidates)
+            old_sd, partition.SD_ID = partition.SD_ID, new_sd
+            s.flush()
+            store.delete_storages(s, [old_sd])
+            if old is not None:
+                self._delete_changed_statistics(s, partition, old, storage)
+        if part.lastAccessTime:
+            partition.LAST_ACCESS_TIME = part.lastAccessTime
+        store.replace_params(
+            s, m.PartitionParam, partition.PART_ID, altered_params(part.parameters)
+        )
+
+    @staticmethod
+    def _delete_changed_statistics(
+        s: Session, partition: m.Partition, old: store.Storage, new: store.Storage
+    ) -> None:
+        kept = {c.COLUMN_NAME: (c.TYPE_NAME or "").lower() for c in new.columns}
+        changed = [
+            c.COLUMN_NAME
+            for c in old.columns
+            if kept.get(c.COLUMN_NAME) != (c.TYPE_NAME or "").lower()
+        ]
+        if changed:
+            s.execute(
+                delete(m.PartitionColumnStats).where(
+                    m.PartitionColumnStats.PART_ID == partition.PART_ID,
+                    m.PartitionColumnStats.COLUMN_NAME.in_(changed),
+                )
+            )
+
+    def alter_partition(self, db_name: str, tbl_name: str, new_part: t.Partition) -> None:
+        self.alter_partitions(db_name, tbl_name, [new_part])
+
+    @call(write=True)
+    def alter_partition_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        new_part: t.Partition,
+        environment_context: t.EnvironmentContext | None,
+    ) -> None:
+        self._alter_partitions(s, db_name, tbl_name, [new_part])
+
+    @call(write=True)
+    def alter_partitions(
+        self, s: Session, db_name: str, tbl_name: str, new_parts: list[t.Partition] | None
+    ) -> None:
+        self._alter_partitions(s, db_name, tbl_name, new_parts)
+
+    @call(write=True)
+    def alter_partitions_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        new_parts: list[t.Partition] | None,
+        environment_context: t.EnvironmentContext | None,
+    ) -> None:
+        self._alter_partitions(s, db_name, tbl_name, new_parts)
+
+    @call(write=True)
+    def alter_partitions_req(
+        self, s: Session, req: t.AlterPartitionsRequest
+    ) -> t.AlterPartitionsResponse:
+        if req is None or not req.dbName or not req.tableName:
+            raise t.InvalidOperationException("AlterPartitionsRequest needs dbName and tableName")
+        database = req.dbName if not req.catName else f"@{req.catName}#{req.dbName}"
+        self._alter_partitions(s, database, req.tableName, req.partitions)
+        return t.AlterPartitionsResponse()
+
+    # -- rename ---------------------------------------------------------------------------
+
+    @call(write=True)
+    def rename_partition(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        new_part: t.Partition,
+    ) -> None:
+        """Give the partition of PART_VALS the values of NEW_PART (and its storage and
+        parameters). Without PART_VALS it is an alter of NEW_PART, as in HMS."""
+        if not part_vals:
+            self._alter_partitions(s, db_name, tbl_name, [new_part])
+            return
+        database, table = self._alterable(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table)
+        where = f"{database.NAME}.{table.TBL_NAME}"
+        old_name = self._name_of(database, table, keys, t.Partition(values=part_vals))
+        new_name = self._name_of(database, table, keys, new_part)
+        if any(v is None or v == "" for v in new_part.values):
+            raise t.InvalidOperationException(f"cannot rename to {new_name}: a value is empty")
+        partition = store.find_partition(s, table.TBL_ID, old_name)
+        if partition is None:
+            raise t.InvalidOperationException(f"partition {old_name} of {where} does not exist")
+        if new_name != old_name and store.find_partition(s, table.TBL_ID, new_name) is not None:
+            raise t.InvalidOperationException(
+                f"cannot rename {old_name} of {where}: partition {new_name} already exists"
+            )
+        location = self._renamed_location(s, table, partition, old_name, new_name, new_part)
+        partition.PART_NAME = new_name
+        s.execute(
+            delete(m.PartitionKeyValue).where(m.PartitionKeyValue.PART_ID == partition.PART_ID)
+        )
+        s.add_all(
+            m.PartitionKeyValue(PART_ID=partition.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
+            for i, v in enumerate(new_part.values)
+        )
+        self._replace_partition(s, table, partition, new_part)
+        if location is not None:
+            s.execute(
+                update(m.StorageDescriptor)
+                .where(m.StorageDescriptor.SD_ID == partition.SD_ID)
+                .values(LOCATION=location)
+            )
+
+    def _renamed_location(
+        self,
+        s: Session,
+        table: m.Table,
+        partition: m.Partition,
+        old_name: str,
+        new_name: str,
+        new_part: t.Partition,
+    ) -> str | None:
+        """The new location of a renamed partition whose folder colstats moved, else None."""
+        if table.TBL_TYPE != convert.MANAGED_TABLE:
+            return None
+        table_sd = s.get(m.StorageDescriptor, table.SD_ID) if table.SD_ID else None
+        part_sd = s.get(m.StorageDescriptor, partition.SD_ID) if partition.SD_ID else None
+        if table_sd is None or part_sd is None or not table_sd.LOCATION or not part_sd.LOCATION:
+            return None
+        default = warehouse.join(table_sd.LOCATION, old_name)
+        given = new_part.sd.location if new_part.sd is not None else part_sd.LOCATION
+        if part_sd.LOCATION.rstrip("/") != default or given not in (None, part_sd.LOCATION):
+            return None
+        target = warehouse.join(table_sd.LOCATION, new_name)
+        try:
+            moved = self.warehouse.move_folder(part_sd.LOCATION, target)
+        except warehouse.WarehouseError as e:
+            raise t.InvalidOperationException(f"cannot rename {old_name}: {e}") from None
+        if not moved:
+            return None
+        source = part_sd.LOCATION
+        on_rollback(s, lambda: self.warehouse.move_folder(target, source))
+        return target
+
+    # -- drop -----------------------------------------------------------------------------
+
+    def _drop(
+        self, s: Session, table: m.Table, partitions: Sequence[m.Partition], data: bool
+    ) -> None:
+        folders: list[str | None] = []
+        if data and table.TBL_TYPE == convert.MANAGED_TABLE:
+            sds = [p.SD_ID for p in partitions if p.SD_ID is not None]
+            folders = [st.sd.LOCATION for st in store.load_storages(s, sds).values()]
+        for partition in partitions:
+            store.delete_partition(s, partition)
+        for folder in folders:
+            on_commit(s, lambda folder=folder: self.warehouse.delete_folder(folder))
+
+    def _partition_by_values(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
+    ) -> tuple[m.Table, m.Partition]:
+        database, table = self._table(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table)
+        if not keys or len(part_vals or []) != len(keys):
+            raise t.NoSuchObjectException(
+                f"partition values {part_vals} do not match the keys of "
+                f"{database.NAME}.{table.TBL_NAME}"
+            )
+        assert part_vals is not None
+        return table, self._partition(s, table, naming.make_partition_name(keys, part_vals))
+
+    @call(write=True)
+    def drop_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool
+    ) -> bool:
+        table, partition = self._partition_by_values(s, db_name, tbl_name, part_vals)
+        self._drop(s, table, [partition], deleteData)
+        return True
+
+    @call(write=True)
+    def drop_partition_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        deleteData: bool,
+        environment_context: t.EnvironmentContext | None,
+    ) -> bool:
+        table, partition = self._partition_by_values(s, db_name, tbl_name, part_vals)
+        self._drop(s, table, [partition], deleteData)
+        return True
+
+    @call(write=True)
+    def drop_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str, deleteData: bool
+    ) -> bool:
+        _, table = self._table(s, db_name, tbl_name)
+        self._drop(s, table, [self._partition(s, table, part_name)], deleteData)
+        return True
+
+    @call(write=True)
+    def drop_partition_by_name_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        deleteData: bool,
+        environment_context: t.EnvironmentContext | None,
+    ) -> bool:
+        _, table = self._table(s, db_name, tbl_name)
+        self._drop(s, table, [self._partition(s, table, part_name)], deleteData)
+        return True
+
+    @call(write=True)
+    def drop_partitions_req(
+        self, s: Session, req: t.DropPartitionsRequest
+    ) -> t.DropPartitionsResult:
+        """Drop partitions named in the request: all or, when one is missing and ifExists is
+        false, none. Hive's serialized expressions (parts.exprs) are not understood."""
+        if req is None or not req.dbName or not req.tblName or req.parts is None:
+            raise t.MetaException("DropPartitionsRequest needs dbName, tblName and parts")
+        if req.parts.exprs is not None:
+            raise t.MetaException(
+                "drop_partitions_req with expressions (Hive's serialized filters) is not "
+                "supported; name the partitions (parts.names)"
+            )
+        database_arg = req.dbName if not req.catName else f"@{req.catName}#{req.dbName}"
+        database, table = self._table(s, database_arg, req.tblName)
+        stored = []
+        for name in req.parts.names or []:
+            try:
+                stored.append(self._partition_name(s, table, name))
+            except naming.InvalidNameError as e:
+                raise t.MetaException(str(e)) from None
+        found = store.find_partitions(s, table.TBL_ID, stored)
+        if req.ifExists is False and len(found) < len(set(stored)):
+            absent = sorted(set(stored) - {p.PART_NAME for p in found})
+            raise missing(f"partition {absent[0]} of {database.NAME}.{table.TBL_NAME}")
+        result = self._partition_structs(s, database, table, found) if req.needResult else None
+        self._drop(s, table, found, bool(req.deleteData))
+        return t.DropPartitionsResult(partitions=result)

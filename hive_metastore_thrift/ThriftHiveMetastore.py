@@ -6548,10 +6548,10 @@ class get_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype306, _size303) = iprot.readListBegin()
-                    for _i307 in range(_size303):
-                        _elem308 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem308)
+                    (_etype320, _size317) = iprot.readListBegin()
+                    for _i321 in range(_size317):
+                        _elem322 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem322)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6573,8 +6573,8 @@ class get_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter309 in self.success:
-                oprot.writeString(iter309.encode('utf-8') if sys.version_info[0] == 2 else iter309)
+            for iter323 in self.success:
+                oprot.writeString(iter323.encode('utf-8') if sys.version_info[0] == 2 else iter323)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -6672,10 +6672,10 @@ class get_all_databases_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype313, _size310) = iprot.readListBegin()
-                    for _i314 in range(_size310):
-                        _elem315 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem315)
+                    (_etype327, _size324) = iprot.readListBegin()
+                    for _i328 in range(_size324):
+                        _elem329 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem329)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -6697,8 +6697,8 @@ class get_all_databases_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter316 in self.success:
-                oprot.writeString(iter316.encode('utf-8') if sys.version_info[0] == 2 else iter316)
+            for iter330 in self.success:
+                oprot.writeString(iter330.encode('utf-8') if sys.version_info[0] == 2 else iter330)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -7644,10 +7644,10 @@ class get_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype320, _size317) = iprot.readListBegin()
-                    for _i321 in range(_size317):
-                        _elem322 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem322)
+                    (_etype334, _size331) = iprot.readListBegin()
+                    for _i335 in range(_size331):
+                        _elem336 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem336)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7669,8 +7669,8 @@ class get_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter323 in self.success:
-                oprot.writeString(iter323.encode('utf-8') if sys.version_info[0] == 2 else iter323)
+            for iter337 in self.success:
+                oprot.writeString(iter337.encode('utf-8') if sys.version_info[0] == 2 else iter337)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -7811,10 +7811,10 @@ class get_tables_by_type_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype327, _size324) = iprot.readListBegin()
-                    for _i328 in range(_size324):
-                        _elem329 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem329)
+                    (_etype341, _size338) = iprot.readListBegin()
+                    for _i342 in range(_size338):
+                        _elem343 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem343)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7836,8 +7836,8 @@ class get_tables_by_type_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter330 in self.success:
-                oprot.writeString(iter330.encode('utf-8') if sys.version_info[0] == 2 else iter330)
+            for iter344 in self.success:
+                oprot.writeString(iter344.encode('utf-8') if sys.version_info[0] == 2 else iter344)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -7904,10 +7904,10 @@ class get_table_meta_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.tbl_types = []
-                    (_etype334, _size331) = iprot.readListBegin()
-                    for _i335 in range(_size331):
-                        _elem336 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_types.append(_elem336)
+                    (_etype348, _size345) = iprot.readListBegin()
+                    for _i349 in range(_size345):
+                        _elem350 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_types.append(_elem350)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -7932,8 +7932,8 @@ class get_table_meta_args(object):
         if self.tbl_types is not None:
             oprot.writeFieldBegin('tbl_types', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.tbl_types))
-            for iter337 in self.tbl_types:
-                oprot.writeString(iter337.encode('utf-8') if sys.version_info[0] == 2 else iter337)
+            for iter351 in self.tbl_types:
+                oprot.writeString(iter351.encode('utf-8') if sys.version_info[0] == 2 else iter351)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -7986,11 +7986,11 @@ class get_table_meta_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype341, _size338) = iprot.readListBegin()
-                    for _i342 in range(_size338):
-                        _elem343 = TableMeta()
-                        _elem343.read(iprot)
-                        self.success.append(_elem343)
+                    (_etype355, _size352) = iprot.readListBegin()
+                    for _i356 in range(_size352):
+                        _elem357 = TableMeta()
+                        _elem357.read(iprot)
+                        self.success.append(_elem357)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8012,8 +8012,8 @@ class get_table_meta_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter344 in self.success:
-                iter344.write(oprot)
+            for iter358 in self.success:
+                iter358.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -8130,10 +8130,10 @@ class get_all_tables_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype348, _size345) = iprot.readListBegin()
-                    for _i349 in range(_size345):
-                        _elem350 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem350)
+                    (_etype362, _size359) = iprot.readListBegin()
+                    for _i363 in range(_size359):
+                        _elem364 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem364)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8155,8 +8155,8 @@ class get_all_tables_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter351 in self.success:
-                oprot.writeString(iter351.encode('utf-8') if sys.version_info[0] == 2 else iter351)
+            for iter365 in self.success:
+                oprot.writeString(iter365.encode('utf-8') if sys.version_info[0] == 2 else iter365)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -8301,10 +8301,10 @@ class get_table_names_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype355, _size352) = iprot.readListBegin()
-                    for _i356 in range(_size352):
-                        _elem357 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem357)
+                    (_etype369, _size366) = iprot.readListBegin()
+                    for _i370 in range(_size366):
+                        _elem371 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem371)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8336,8 +8336,8 @@ class get_table_names_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter358 in self.success:
-                oprot.writeString(iter358.encode('utf-8') if sys.version_info[0] == 2 else iter358)
+            for iter372 in self.success:
+                oprot.writeString(iter372.encode('utf-8') if sys.version_info[0] == 2 else iter372)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -8567,10 +8567,10 @@ class get_table_objects_by_name_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.tbl_names = []
-                    (_etype362, _size359) = iprot.readListBegin()
-                    for _i363 in range(_size359):
-                        _elem364 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.tbl_names.append(_elem364)
+                    (_etype376, _size373) = iprot.readListBegin()
+                    for _i377 in range(_size373):
+                        _elem378 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.tbl_names.append(_elem378)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8591,8 +8591,8 @@ class get_table_objects_by_name_args(object):
         if self.tbl_names is not None:
             oprot.writeFieldBegin('tbl_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.tbl_names))
-            for iter365 in self.tbl_names:
-                oprot.writeString(iter365.encode('utf-8') if sys.version_info[0] == 2 else iter365)
+            for iter379 in self.tbl_names:
+                oprot.writeString(iter379.encode('utf-8') if sys.version_info[0] == 2 else iter379)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -8642,11 +8642,11 @@ class get_table_objects_by_name_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype369, _size366) = iprot.readListBegin()
-                    for _i370 in range(_size366):
-                        _elem371 = Table()
-                        _elem371.read(iprot)
-                        self.success.append(_elem371)
+                    (_etype383, _size380) = iprot.readListBegin()
+                    for _i384 in range(_size380):
+                        _elem385 = Table()
+                        _elem385.read(iprot)
+                        self.success.append(_elem385)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -8663,8 +8663,8 @@ class get_table_objects_by_name_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter372 in self.success:
-                iter372.write(oprot)
+            for iter386 in self.success:
+                iter386.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -9102,11 +9102,11 @@ class get_fields_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype376, _size373) = iprot.readListBegin()
-                    for _i377 in range(_size373):
-                        _elem378 = FieldSchema()
-                        _elem378.read(iprot)
-                        self.success.append(_elem378)
+                    (_etype390, _size387) = iprot.readListBegin()
+                    for _i391 in range(_size387):
+                        _elem392 = FieldSchema()
+                        _elem392.read(iprot)
+                        self.success.append(_elem392)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9138,8 +9138,8 @@ class get_fields_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter379 in self.success:
-                iter379.write(oprot)
+            for iter393 in self.success:
+                iter393.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -9295,11 +9295,11 @@ class get_fields_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype383, _size380) = iprot.readListBegin()
-                    for _i384 in range(_size380):
-                        _elem385 = FieldSchema()
-                        _elem385.read(iprot)
-                        self.success.append(_elem385)
+                    (_etype397, _size394) = iprot.readListBegin()
+                    for _i398 in range(_size394):
+                        _elem399 = FieldSchema()
+                        _elem399.read(iprot)
+                        self.success.append(_elem399)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9331,8 +9331,8 @@ class get_fields_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter386 in self.success:
-                iter386.write(oprot)
+            for iter400 in self.success:
+                iter400.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -9475,11 +9475,11 @@ class get_schema_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype390, _size387) = iprot.readListBegin()
-                    for _i391 in range(_size387):
-                        _elem392 = FieldSchema()
-                        _elem392.read(iprot)
-                        self.success.append(_elem392)
+                    (_etype404, _size401) = iprot.readListBegin()
+                    for _i405 in range(_size401):
+                        _elem406 = FieldSchema()
+                        _elem406.read(iprot)
+                        self.success.append(_elem406)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9511,8 +9511,8 @@ class get_schema_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter393 in self.success:
-                iter393.write(oprot)
+            for iter407 in self.success:
+                iter407.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -9668,11 +9668,11 @@ class get_schema_with_environment_context_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype397, _size394) = iprot.readListBegin()
-                    for _i398 in range(_size394):
-                        _elem399 = FieldSchema()
-                        _elem399.read(iprot)
-                        self.success.append(_elem399)
+                    (_etype411, _size408) = iprot.readListBegin()
+                    for _i412 in range(_size408):
+                        _elem413 = FieldSchema()
+                        _elem413.read(iprot)
+                        self.success.append(_elem413)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -9704,8 +9704,8 @@ class get_schema_with_environment_context_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter400 in self.success:
-                iter400.write(oprot)
+            for iter414 in self.success:
+                iter414.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -10438,11 +10438,11 @@ class add_partitions_args(object):
             if fid == 1:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype404, _size401) = iprot.readListBegin()
-                    for _i405 in range(_size401):
-                        _elem406 = Partition()
-                        _elem406.read(iprot)
-                        self.new_parts.append(_elem406)
+                    (_etype418, _size415) = iprot.readListBegin()
+                    for _i419 in range(_size415):
+                        _elem420 = Partition()
+                        _elem420.read(iprot)
+                        self.new_parts.append(_elem420)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10459,8 +10459,8 @@ class add_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 1)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter407 in self.new_parts:
-                iter407.write(oprot)
+            for iter421 in self.new_parts:
+                iter421.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10781,10 +10781,10 @@ class append_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype411, _size408) = iprot.readListBegin()
-                    for _i412 in range(_size408):
-                        _elem413 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem413)
+                    (_etype425, _size422) = iprot.readListBegin()
+                    for _i426 in range(_size422):
+                        _elem427 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem427)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -10809,8 +10809,8 @@ class append_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter414 in self.part_vals:
-                oprot.writeString(iter414.encode('utf-8') if sys.version_info[0] == 2 else iter414)
+            for iter428 in self.part_vals:
+                oprot.writeString(iter428.encode('utf-8') if sys.version_info[0] == 2 else iter428)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -10975,10 +10975,10 @@ class append_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype418, _size415) = iprot.readListBegin()
-                    for _i419 in range(_size415):
-                        _elem420 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem420)
+                    (_etype432, _size429) = iprot.readListBegin()
+                    for _i433 in range(_size429):
+                        _elem434 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem434)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11009,8 +11009,8 @@ class append_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter421 in self.part_vals:
-                oprot.writeString(iter421.encode('utf-8') if sys.version_info[0] == 2 else iter421)
+            for iter435 in self.part_vals:
+                oprot.writeString(iter435.encode('utf-8') if sys.version_info[0] == 2 else iter435)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -11559,10 +11559,10 @@ class get_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype425, _size422) = iprot.readListBegin()
-                    for _i426 in range(_size422):
-                        _elem427 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem427)
+                    (_etype439, _size436) = iprot.readListBegin()
+                    for _i440 in range(_size436):
+                        _elem441 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem441)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11587,8 +11587,8 @@ class get_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter428 in self.part_vals:
-                oprot.writeString(iter428.encode('utf-8') if sys.version_info[0] == 2 else iter428)
+            for iter442 in self.part_vals:
+                oprot.writeString(iter442.encode('utf-8') if sys.version_info[0] == 2 else iter442)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -11743,10 +11743,10 @@ class get_partition_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype432, _size429) = iprot.readListBegin()
-                    for _i433 in range(_size429):
-                        _elem434 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem434)
+                    (_etype446, _size443) = iprot.readListBegin()
+                    for _i447 in range(_size443):
+                        _elem448 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem448)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11758,10 +11758,10 @@ class get_partition_with_auth_args(object):
             elif fid == 5:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype438, _size435) = iprot.readListBegin()
-                    for _i439 in range(_size435):
-                        _elem440 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem440)
+                    (_etype452, _size449) = iprot.readListBegin()
+                    for _i453 in range(_size449):
+                        _elem454 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem454)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -11786,8 +11786,8 @@ class get_partition_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter441 in self.part_vals:
-                oprot.writeString(iter441.encode('utf-8') if sys.version_info[0] == 2 else iter441)
+            for iter455 in self.part_vals:
+                oprot.writeString(iter455.encode('utf-8') if sys.version_info[0] == 2 else iter455)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.user_name is not None:
@@ -11797,8 +11797,8 @@ class get_partition_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 5)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter442 in self.group_names:
-                oprot.writeString(iter442.encode('utf-8') if sys.version_info[0] == 2 else iter442)
+            for iter456 in self.group_names:
+                oprot.writeString(iter456.encode('utf-8') if sys.version_info[0] == 2 else iter456)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12199,11 +12199,11 @@ class get_partitions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype446, _size443) = iprot.readListBegin()
-                    for _i447 in range(_size443):
-                        _elem448 = Partition()
-                        _elem448.read(iprot)
-                        self.success.append(_elem448)
+                    (_etype460, _size457) = iprot.readListBegin()
+                    for _i461 in range(_size457):
+                        _elem462 = Partition()
+                        _elem462.read(iprot)
+                        self.success.append(_elem462)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12230,8 +12230,8 @@ class get_partitions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter449 in self.success:
-                iter449.write(oprot)
+            for iter463 in self.success:
+                iter463.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -12303,10 +12303,10 @@ class get_partitions_by_names_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.names = []
-                    (_etype453, _size450) = iprot.readListBegin()
-                    for _i454 in range(_size450):
-                        _elem455 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.names.append(_elem455)
+                    (_etype467, _size464) = iprot.readListBegin()
+                    for _i468 in range(_size464):
+                        _elem469 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.names.append(_elem469)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12331,8 +12331,8 @@ class get_partitions_by_names_args(object):
         if self.names is not None:
             oprot.writeFieldBegin('names', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.names))
-            for iter456 in self.names:
-                oprot.writeString(iter456.encode('utf-8') if sys.version_info[0] == 2 else iter456)
+            for iter470 in self.names:
+                oprot.writeString(iter470.encode('utf-8') if sys.version_info[0] == 2 else iter470)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12387,11 +12387,11 @@ class get_partitions_by_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype460, _size457) = iprot.readListBegin()
-                    for _i461 in range(_size457):
-                        _elem462 = Partition()
-                        _elem462.read(iprot)
-                        self.success.append(_elem462)
+                    (_etype474, _size471) = iprot.readListBegin()
+                    for _i475 in range(_size471):
+                        _elem476 = Partition()
+                        _elem476.read(iprot)
+                        self.success.append(_elem476)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12418,8 +12418,8 @@ class get_partitions_by_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter463 in self.success:
-                iter463.write(oprot)
+            for iter477 in self.success:
+                iter477.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -12493,10 +12493,10 @@ class get_partitions_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype467, _size464) = iprot.readListBegin()
-                    for _i468 in range(_size464):
-                        _elem469 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem469)
+                    (_etype481, _size478) = iprot.readListBegin()
+                    for _i482 in range(_size478):
+                        _elem483 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem483)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12526,8 +12526,8 @@ class get_partitions_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter470 in self.part_vals:
-                oprot.writeString(iter470.encode('utf-8') if sys.version_info[0] == 2 else iter470)
+            for iter484 in self.part_vals:
+                oprot.writeString(iter484.encode('utf-8') if sys.version_info[0] == 2 else iter484)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -12587,11 +12587,11 @@ class get_partitions_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype474, _size471) = iprot.readListBegin()
-                    for _i475 in range(_size471):
-                        _elem476 = Partition()
-                        _elem476.read(iprot)
-                        self.success.append(_elem476)
+                    (_etype488, _size485) = iprot.readListBegin()
+                    for _i489 in range(_size485):
+                        _elem490 = Partition()
+                        _elem490.read(iprot)
+                        self.success.append(_elem490)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12618,8 +12618,8 @@ class get_partitions_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter477 in self.success:
-                iter477.write(oprot)
+            for iter491 in self.success:
+                iter491.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -12697,10 +12697,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype481, _size478) = iprot.readListBegin()
-                    for _i482 in range(_size478):
-                        _elem483 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem483)
+                    (_etype495, _size492) = iprot.readListBegin()
+                    for _i496 in range(_size492):
+                        _elem497 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem497)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12717,10 +12717,10 @@ class get_partitions_ps_with_auth_args(object):
             elif fid == 6:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype487, _size484) = iprot.readListBegin()
-                    for _i488 in range(_size484):
-                        _elem489 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem489)
+                    (_etype501, _size498) = iprot.readListBegin()
+                    for _i502 in range(_size498):
+                        _elem503 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem503)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12745,8 +12745,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter490 in self.part_vals:
-                oprot.writeString(iter490.encode('utf-8') if sys.version_info[0] == 2 else iter490)
+            for iter504 in self.part_vals:
+                oprot.writeString(iter504.encode('utf-8') if sys.version_info[0] == 2 else iter504)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -12760,8 +12760,8 @@ class get_partitions_ps_with_auth_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 6)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter491 in self.group_names:
-                oprot.writeString(iter491.encode('utf-8') if sys.version_info[0] == 2 else iter491)
+            for iter505 in self.group_names:
+                oprot.writeString(iter505.encode('utf-8') if sys.version_info[0] == 2 else iter505)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -12819,11 +12819,11 @@ class get_partitions_ps_with_auth_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype495, _size492) = iprot.readListBegin()
-                    for _i496 in range(_size492):
-                        _elem497 = Partition()
-                        _elem497.read(iprot)
-                        self.success.append(_elem497)
+                    (_etype509, _size506) = iprot.readListBegin()
+                    for _i510 in range(_size506):
+                        _elem511 = Partition()
+                        _elem511.read(iprot)
+                        self.success.append(_elem511)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12850,8 +12850,8 @@ class get_partitions_ps_with_auth_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter498 in self.success:
-                iter498.write(oprot)
+            for iter512 in self.success:
+                iter512.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -12925,10 +12925,10 @@ class get_partition_names_ps_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype502, _size499) = iprot.readListBegin()
-                    for _i503 in range(_size499):
-                        _elem504 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem504)
+                    (_etype516, _size513) = iprot.readListBegin()
+                    for _i517 in range(_size513):
+                        _elem518 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem518)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -12958,8 +12958,8 @@ class get_partition_names_ps_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter505 in self.part_vals:
-                oprot.writeString(iter505.encode('utf-8') if sys.version_info[0] == 2 else iter505)
+            for iter519 in self.part_vals:
+                oprot.writeString(iter519.encode('utf-8') if sys.version_info[0] == 2 else iter519)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.max_parts is not None:
@@ -13019,10 +13019,10 @@ class get_partition_names_ps_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype509, _size506) = iprot.readListBegin()
-                    for _i510 in range(_size506):
-                        _elem511 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem511)
+                    (_etype523, _size520) = iprot.readListBegin()
+                    for _i524 in range(_size520):
+                        _elem525 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem525)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13049,8 +13049,8 @@ class get_partition_names_ps_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter512 in self.success:
-                oprot.writeString(iter512.encode('utf-8') if sys.version_info[0] == 2 else iter512)
+            for iter526 in self.success:
+                oprot.writeString(iter526.encode('utf-8') if sys.version_info[0] == 2 else iter526)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -13210,11 +13210,11 @@ class get_partitions_by_filter_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype516, _size513) = iprot.readListBegin()
-                    for _i517 in range(_size513):
-                        _elem518 = Partition()
-                        _elem518.read(iprot)
-                        self.success.append(_elem518)
+                    (_etype530, _size527) = iprot.readListBegin()
+                    for _i531 in range(_size527):
+                        _elem532 = Partition()
+                        _elem532.read(iprot)
+                        self.success.append(_elem532)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13241,8 +13241,8 @@ class get_partitions_by_filter_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRUCT, len(self.success))
-            for iter519 in self.success:
-                iter519.write(oprot)
+            for iter533 in self.success:
+                iter533.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -13561,10 +13561,10 @@ class get_partition_names_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype523, _size520) = iprot.readListBegin()
-                    for _i524 in range(_size520):
-                        _elem525 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem525)
+                    (_etype537, _size534) = iprot.readListBegin()
+                    for _i538 in range(_size534):
+                        _elem539 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem539)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13591,8 +13591,8 @@ class get_partition_names_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter526 in self.success:
-                oprot.writeString(iter526.encode('utf-8') if sys.version_info[0] == 2 else iter526)
+            for iter540 in self.success:
+                oprot.writeString(iter540.encode('utf-8') if sys.version_info[0] == 2 else iter540)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -13825,11 +13825,11 @@ class alter_partitions_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype530, _size527) = iprot.readListBegin()
-                    for _i531 in range(_size527):
-                        _elem532 = Partition()
-                        _elem532.read(iprot)
-                        self.new_parts.append(_elem532)
+                    (_etype544, _size541) = iprot.readListBegin()
+                    for _i545 in range(_size541):
+                        _elem546 = Partition()
+                        _elem546.read(iprot)
+                        self.new_parts.append(_elem546)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -13854,8 +13854,8 @@ class alter_partitions_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter533 in self.new_parts:
-                iter533.write(oprot)
+            for iter547 in self.new_parts:
+                iter547.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -14170,11 +14170,11 @@ class alter_partitions_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.new_parts = []
-                    (_etype537, _size534) = iprot.readListBegin()
-                    for _i538 in range(_size534):
-                        _elem539 = Partition()
-                        _elem539.read(iprot)
-                        self.new_parts.append(_elem539)
+                    (_etype551, _size548) = iprot.readListBegin()
+                    for _i552 in range(_size548):
+                        _elem553 = Partition()
+                        _elem553.read(iprot)
+                        self.new_parts.append(_elem553)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14205,8 +14205,8 @@ class alter_partitions_with_environment_context_args(object):
         if self.new_parts is not None:
             oprot.writeFieldBegin('new_parts', TType.LIST, 3)
             oprot.writeListBegin(TType.STRUCT, len(self.new_parts))
-            for iter540 in self.new_parts:
-                iter540.write(oprot)
+            for iter554 in self.new_parts:
+                iter554.write(oprot)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.environment_context is not None:
@@ -14501,10 +14501,10 @@ class rename_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype544, _size541) = iprot.readListBegin()
-                    for _i545 in range(_size541):
-                        _elem546 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem546)
+                    (_etype558, _size555) = iprot.readListBegin()
+                    for _i559 in range(_size555):
+                        _elem560 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem560)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14535,8 +14535,8 @@ class rename_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter547 in self.part_vals:
-                oprot.writeString(iter547.encode('utf-8') if sys.version_info[0] == 2 else iter547)
+            for iter561 in self.part_vals:
+                oprot.writeString(iter561.encode('utf-8') if sys.version_info[0] == 2 else iter561)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.new_part is not None:
@@ -14682,10 +14682,10 @@ class drop_partition_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype551, _size548) = iprot.readListBegin()
-                    for _i552 in range(_size548):
-                        _elem553 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem553)
+                    (_etype565, _size562) = iprot.readListBegin()
+                    for _i566 in range(_size562):
+                        _elem567 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem567)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14715,8 +14715,8 @@ class drop_partition_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter554 in self.part_vals:
-                oprot.writeString(iter554.encode('utf-8') if sys.version_info[0] == 2 else iter554)
+            for iter568 in self.part_vals:
+                oprot.writeString(iter568.encode('utf-8') if sys.version_info[0] == 2 else iter568)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -14875,10 +14875,10 @@ class drop_partition_with_environment_context_args(object):
             elif fid == 3:
                 if ftype == TType.LIST:
                     self.part_vals = []
-                    (_etype558, _size555) = iprot.readListBegin()
-                    for _i559 in range(_size555):
-                        _elem560 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.part_vals.append(_elem560)
+                    (_etype572, _size569) = iprot.readListBegin()
+                    for _i573 in range(_size569):
+                        _elem574 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.part_vals.append(_elem574)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -14914,8 +14914,8 @@ class drop_partition_with_environment_context_args(object):
         if self.part_vals is not None:
             oprot.writeFieldBegin('part_vals', TType.LIST, 3)
             oprot.writeListBegin(TType.STRING, len(self.part_vals))
-            for iter561 in self.part_vals:
-                oprot.writeString(iter561.encode('utf-8') if sys.version_info[0] == 2 else iter561)
+            for iter575 in self.part_vals:
+                oprot.writeString(iter575.encode('utf-8') if sys.version_info[0] == 2 else iter575)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.deleteData is not None:
@@ -18274,10 +18274,10 @@ class get_functions_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype565, _size562) = iprot.readListBegin()
-                    for _i566 in range(_size562):
-                        _elem567 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem567)
+                    (_etype579, _size576) = iprot.readListBegin()
+                    for _i580 in range(_size576):
+                        _elem581 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem581)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18299,8 +18299,8 @@ class get_functions_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter568 in self.success:
-                oprot.writeString(iter568.encode('utf-8') if sys.version_info[0] == 2 else iter568)
+            for iter582 in self.success:
+                oprot.writeString(iter582.encode('utf-8') if sys.version_info[0] == 2 else iter582)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:
@@ -18637,10 +18637,10 @@ class set_ugi_args(object):
             elif fid == 2:
                 if ftype == TType.LIST:
                     self.group_names = []
-                    (_etype572, _size569) = iprot.readListBegin()
-                    for _i573 in range(_size569):
-                        _elem574 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.group_names.append(_elem574)
+                    (_etype586, _size583) = iprot.readListBegin()
+                    for _i587 in range(_size583):
+                        _elem588 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.group_names.append(_elem588)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18661,8 +18661,8 @@ class set_ugi_args(object):
         if self.group_names is not None:
             oprot.writeFieldBegin('group_names', TType.LIST, 2)
             oprot.writeListBegin(TType.STRING, len(self.group_names))
-            for iter575 in self.group_names:
-                oprot.writeString(iter575.encode('utf-8') if sys.version_info[0] == 2 else iter575)
+            for iter589 in self.group_names:
+                oprot.writeString(iter589.encode('utf-8') if sys.version_info[0] == 2 else iter589)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         oprot.writeFieldStop()
@@ -18714,10 +18714,10 @@ class set_ugi_result(object):
             if fid == 0:
                 if ftype == TType.LIST:
                     self.success = []
-                    (_etype579, _size576) = iprot.readListBegin()
-                    for _i580 in range(_size576):
-                        _elem581 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
-                        self.success.append(_elem581)
+                    (_etype593, _size590) = iprot.readListBegin()
+                    for _i594 in range(_size590):
+                        _elem595 = iprot.readString().decode('utf-8', errors='replace') if sys.version_info[0] == 2 else iprot.readString()
+                        self.success.append(_elem595)
                     iprot.readListEnd()
                 else:
                     iprot.skip(ftype)
@@ -18739,8 +18739,8 @@ class set_ugi_result(object):
         if self.success is not None:
             oprot.writeFieldBegin('success', TType.LIST, 0)
             oprot.writeListBegin(TType.STRING, len(self.success))
-            for iter582 in self.success:
-                oprot.writeString(iter582.encode('utf-8') if sys.version_info[0] == 2 else iter582)
+            for iter596 in self.success:
+                oprot.writeString(iter596.encode('utf-8') if sys.version_info[0] == 2 else iter596)
             oprot.writeListEnd()
             oprot.writeFieldEnd()
         if self.o1 is not None:

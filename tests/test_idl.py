@@ -82,6 +82,16 @@ GOLDEN: dict[str, dict[int, str]] = {
         9: "list<FieldSchema> partitionColSchema",
     },
     "AlterPartitionsResponse": {},
+    "AddPartitionsRequest": {
+        1: "string dbName", 2: "string tblName", 3: "list<Partition> parts",
+        4: "bool ifNotExists", 5: "bool needResult", 6: "string catName",
+        7: "string validWriteIdList", 8: "bool skipColumnSchemaForPartition",
+        9: "list<FieldSchema> partitionColSchema", 10: "EnvironmentContext environmentContext",
+    },
+    "AddPartitionsResult": {
+        1: "list<Partition> partitions", 2: "bool isStatsCompliant",
+        3: "list<FieldSchema> partitionColSchema",
+    },
     # Calls: arguments, then the result (0 is the return value, then the declared exceptions).
     "get_partitions_by_filter_args": {
         1: "string db_name", 2: "string tbl_name", 3: "string filter", 4: "i16 max_parts",

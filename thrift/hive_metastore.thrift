@@ -153,6 +153,9 @@ struct Partition {
   12: optional ColumnStatistics colStats
 }
 
+// Fields 8-10 (and AddPartitionsResult's 3) are in newer 4.x IDLs only: a client that sets
+// skipColumnSchemaForPartition sends partitions without sd.cols and their columns once, in
+// partitionColSchema, and expects them back that way. The Hive 2.3 client has fields 1-6.
 struct AddPartitionsRequest {
   1: required string dbName,
   2: required string tblName,
@@ -160,12 +163,16 @@ struct AddPartitionsRequest {
   4: required bool ifNotExists,
   5: optional bool needResult = true,
   6: optional string catName,
-  7: optional string validWriteIdList
+  7: optional string validWriteIdList,
+  8: optional bool skipColumnSchemaForPartition,
+  9: optional list<FieldSchema> partitionColSchema,
+  10: optional EnvironmentContext environmentContext
 }
 
 struct AddPartitionsResult {
   1: optional list<Partition> partitions,
-  2: optional bool isStatsCompliant
+  2: optional bool isStatsCompliant,
+  3: optional list<FieldSchema> partitionColSchema
 }
 
 // Alter partitions. Fields 8 and 9 are in newer 4.x IDLs only: a client that sets

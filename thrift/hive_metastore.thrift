@@ -92,7 +92,8 @@ struct StorageDescriptor {
   12: optional bool storedAsSubDirectories
 }
 
-// Field 5 (privileges) is not declared: colstats keeps no grants.
+// Field 5 (privileges, a PrincipalPrivilegeSet) is not declared: colstats keeps no grants. The
+// Hive 2.3 Java client has fields 1-8 only.
 struct Database {
   1: string name,
   2: string description,
@@ -108,8 +109,9 @@ struct Database {
   13: optional string remote_dbname
 }
 
-// Field 13 (privileges) is not declared. Field 16 is CreationMetadata in 3.x+ but a catName
-// string in the Hive 2.3 Java client; it is not declared so that both are skipped on read.
+// Field 13 (privileges) is not declared: colstats keeps no grants. Field 16 is CreationMetadata
+// in 3.x+ but a catName string in the Hive 2.3 Java client; it is not declared so that both are
+// skipped on read. Fields 26 (fileMetadata), 27 (dictionary) and 28 (txnId) are not declared.
 struct Table {
   1: string tableName,
   2: string dbName,
@@ -136,7 +138,7 @@ struct Table {
   25: optional i64 id
 }
 
-// Field 8 (privileges) and 13 (fileMetadata) are not declared.
+// Field 8 (privileges) and 13 (fileMetadata) are not declared: colstats keeps no grants.
 struct Partition {
   1: list<string> values,
   2: string dbName,
@@ -151,6 +153,9 @@ struct Partition {
   12: optional ColumnStatistics colStats
 }
 
+// Fields 8-10 (and AddPartitionsResult's 3) are in newer 4.x IDLs only: a client that sets
+// skipColumnSchemaForPartition sends partitions without sd.cols and their columns once, in
+// partitionColSchema, and expects them back that way. The Hive 2.3 client has fields 1-6.
 struct AddPartitionsRequest {
   1: required string dbName,
   2: required string tblName,
@@ -158,12 +163,158 @@ struct AddPartitionsRequest {
   4: required bool ifNotExists,
   5: optional bool needResult = true,
   6: optional string catName,
-  7: optional string validWriteIdList
+  7: optional string validWriteIdList,
+  8: optional bool skipColumnSchemaForPartition,
+  9: optional list<FieldSchema> partitionColSchema,
+  10: optional EnvironmentContext environmentContext
 }
 
 struct AddPartitionsResult {
   1: optional list<Partition> partitions,
+  2: optional bool isStatsCompliant,
+  3: optional list<FieldSchema> partitionColSchema
+}
+
+// Alter partitions. Fields 8 and 9 are in newer 4.x IDLs only: a client that sets
+// skipColumnSchemaForPartition sends partitions without sd.cols and their columns once, in
+// partitionColSchema. Not in the Hive 2.3 client (nor is alter_partitions_req).
+struct AlterPartitionsRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required list<Partition> partitions,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId = -1,
+  7: optional string validWriteIdList,
+  8: optional bool skipColumnSchemaForPartition,
+  9: optional list<FieldSchema> partitionColSchema
+}
+
+struct AlterPartitionsResponse {
+}
+
+// Drop partitions by name or by expression. An expression is a Kryo-serialized Hive
+// ExprNodeDesc. Field 10 (skipColumnSchemaForPartition, newer 4.x, only trims the result) is
+// not declared.
+struct DropPartitionsExpr {
+  1: required binary expr,
+  2: optional i32 partArchiveLevel
+}
+
+union RequestPartsSpec {
+  1: list<string> names,
+  2: list<DropPartitionsExpr> exprs
+}
+
+struct DropPartitionsRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: required RequestPartsSpec parts,
+  4: optional bool deleteData,
+  5: optional bool ifExists = true,
+  6: optional bool ignoreProtection,
+  7: optional EnvironmentContext environmentContext,
+  8: optional bool needResult = true,
+  9: optional string catName
+}
+
+struct DropPartitionsResult {
+  1: optional list<Partition> partitions
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table requests.
+
+// The Hive 2.3 Java client knows TEST_CAPABILITY only; values travel as i32 either way.
+enum ClientCapability {
+  TEST_CAPABILITY = 1,
+  INSERT_ONLY_TABLES = 2,
+}
+
+struct ClientCapabilities {
+  1: required list<ClientCapability> values
+}
+
+// The Hive 2.3 client sends fields 1-3 only. HMS has no field 5. engine has no default in
+// earlier 4.x IDLs; a missing engine means "hive".
+struct GetTableRequest {
+  1: required string dbName,
+  2: required string tblName,
+  3: optional ClientCapabilities capabilities,
+  4: optional string catName,
+  6: optional string validWriteIdList,
+  7: optional bool getColumnStats,
+  8: optional list<string> processorCapabilities,
+  9: optional string processorIdentifier,
+  10: optional string engine = "hive",
+  11: optional i64 id = -1
+}
+
+// The Hive 2.3 client reads field 1 only.
+struct GetTableResult {
+  1: required Table table,
   2: optional bool isStatsCompliant
+}
+
+// Field 7 (projectionSpec, a GetProjectionsSpec) is not declared: whole tables are returned,
+// which a projection allows. The Hive 2.3 client sends fields 1-3 only.
+struct GetTablesRequest {
+  1: required string dbName,
+  2: optional list<string> tblNames,
+  3: optional ClientCapabilities capabilities,
+  4: optional string catName,
+  5: optional list<string> processorCapabilities,
+  6: optional string processorIdentifier,
+  8: optional string tablesPattern
+}
+
+struct GetTablesResult {
+  1: required list<Table> tables
+}
+
+// The Hive 2.3 client reads fields 1-4; 6 and 7 are in newer 4.x IDLs only.
+struct TableMeta {
+  1: required string dbName,
+  2: required string tableName,
+  3: required string tableType,
+  4: optional string comments,
+  5: optional string catName,
+  6: optional string ownerName,
+  7: optional PrincipalType ownerType
+}
+
+// ---------------------------------------------------------------------------------------------
+// Functions.
+
+enum FunctionType {
+  JAVA = 1,
+}
+
+enum ResourceType {
+  JAR = 1,
+  FILE = 2,
+  ARCHIVE = 3,
+}
+
+struct ResourceUri {
+  1: ResourceType resourceType,
+  2: string uri
+}
+
+struct Function {
+  1: string functionName,
+  2: string dbName,
+  3: string className,
+  4: string ownerName,
+  5: PrincipalType ownerType,
+  6: i32 createTime,
+  7: FunctionType functionType,
+  8: list<ResourceUri> resourceUris,
+  9: optional string catName
+}
+
+struct GetAllFunctionsResponse {
+  1: optional list<Function> functions
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -337,8 +488,9 @@ struct PartitionsStatsResult {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Service. ThriftHiveMetastore extends fb303.FacebookService in HMS; colstats answers the
-// fb303 calls with UNKNOWN_METHOD, which the clients named above never make.
+// Service. ThriftHiveMetastore extends fb303.FacebookService in HMS; colstats declares fb303's
+// shutdown (see below) and answers the other fb303 calls with UNKNOWN_METHOD, which the clients
+// named above never make.
 
 service ThriftHiveMetastore {
   // Databases.
@@ -350,6 +502,8 @@ service ThriftHiveMetastore {
     throws (1: NoSuchObjectException o1, 2: InvalidOperationException o2, 3: MetaException o3)
   list<string> get_databases(1: string pattern) throws (1: MetaException o1)
   list<string> get_all_databases() throws (1: MetaException o1)
+  void alter_database(1: string dbname, 2: Database db)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
 
   // Tables.
   void create_table(1: Table tbl)
@@ -366,9 +520,38 @@ service ThriftHiveMetastore {
                                            4: EnvironmentContext environment_context)
     throws (1: NoSuchObjectException o1, 2: MetaException o3)
   list<string> get_tables(1: string db_name, 2: string pattern) throws (1: MetaException o1)
+  list<string> get_tables_by_type(1: string db_name, 2: string pattern, 3: string tableType)
+    throws (1: MetaException o1)
+  list<TableMeta> get_table_meta(1: string db_patterns, 2: string tbl_patterns,
+                                 3: list<string> tbl_types)
+    throws (1: MetaException o1)
   list<string> get_all_tables(1: string db_name) throws (1: MetaException o1)
+  list<string> get_table_names_by_filter(1: string dbname, 2: string filter,
+                                         3: i16 max_tables = -1)
+    throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
+  // get_table and get_table_objects_by_name are in HMS up to 4.0.0 and were removed in later
+  // 4.x releases (HIVE-26537); older clients still call them. get_table_objects_by_name
+  // declares no exceptions since 3.x; the Hive 2.3 client expects (1: MetaException,
+  // 2: InvalidOperationException, 3: UnknownDBException), so it sees our errors as
+  // TApplicationException.
   Table get_table(1: string dbname, 2: string tbl_name)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  list<Table> get_table_objects_by_name(1: string dbname, 2: list<string> tbl_names)
+  GetTableResult get_table_req(1: GetTableRequest req)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  GetTablesResult get_table_objects_by_name_req(1: GetTablesRequest req)
+    throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
+  // get_schema also returns the partition keys, after the columns.
+  list<FieldSchema> get_fields(1: string db_name, 2: string table_name)
+    throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
+  list<FieldSchema> get_fields_with_environment_context(
+      1: string db_name, 2: string table_name, 3: EnvironmentContext environment_context)
+    throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
+  list<FieldSchema> get_schema(1: string db_name, 2: string table_name)
+    throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
+  list<FieldSchema> get_schema_with_environment_context(
+      1: string db_name, 2: string table_name, 3: EnvironmentContext environment_context)
+    throws (1: MetaException o1, 2: UnknownTableException o2, 3: UnknownDBException o3)
   void alter_table(1: string dbname, 2: string tbl_name, 3: Table new_tbl)
     throws (1: InvalidOperationException o1, 2: MetaException o2)
   void alter_table_with_environment_context(1: string dbname, 2: string tbl_name,
@@ -379,18 +562,61 @@ service ThriftHiveMetastore {
   // Partitions.
   Partition add_partition(1: Partition new_part)
     throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition add_partition_with_environment_context(1: Partition new_part,
+                                                   2: EnvironmentContext environment_context)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
   i32 add_partitions(1: list<Partition> new_parts)
     throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
   AddPartitionsResult add_partitions_req(1: AddPartitionsRequest request)
     throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  // append_partition*: create the partition with the table's storage descriptor and a location
+  // under the table's, from its values or its name ("k1=v1/k2=v2").
+  Partition append_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition append_partition_with_environment_context(1: string db_name, 2: string tbl_name,
+                                                      3: list<string> part_vals,
+                                                      4: EnvironmentContext environment_context)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition append_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
+  Partition append_partition_by_name_with_environment_context(
+      1: string db_name, 2: string tbl_name, 3: string part_name,
+      4: EnvironmentContext environment_context)
+    throws (1: InvalidObjectException o1, 2: AlreadyExistsException o2, 3: MetaException o3)
   Partition get_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  // The user and groups of the *_with_auth calls only serve to fill Partition.privileges,
+  // which colstats does not declare.
+  Partition get_partition_with_auth(1: string db_name, 2: string tbl_name,
+                                    3: list<string> part_vals, 4: string user_name,
+                                    5: list<string> group_names)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   Partition get_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   list<Partition> get_partitions(1: string db_name, 2: string tbl_name, 3: i16 max_parts = -1)
     throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  // Newer 4.x IDLs add 3: InvalidObjectException o3, which colstats never raises.
   list<Partition> get_partitions_by_names(1: string db_name, 2: string tbl_name,
                                           3: list<string> names)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  // get_partition*_ps: part_vals is a prefix of the partition values; an empty string matches
+  // any value.
+  list<Partition> get_partitions_ps(1: string db_name, 2: string tbl_name,
+                                    3: list<string> part_vals, 4: i16 max_parts = -1)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  // Note the order of the exceptions: NoSuchObject first, unlike get_partitions_ps.
+  list<Partition> get_partitions_ps_with_auth(1: string db_name, 2: string tbl_name,
+                                              3: list<string> part_vals, 4: i16 max_parts = -1,
+                                              5: string user_name, 6: list<string> group_names)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  list<string> get_partition_names_ps(1: string db_name, 2: string tbl_name,
+                                      3: list<string> part_vals, 4: i16 max_parts = -1)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  // filter is a Hive partition filter expression (e.g. `ds >= "2024-01-01" and hr = 3`).
+  list<Partition> get_partitions_by_filter(1: string db_name, 2: string tbl_name,
+                                           3: string filter, 4: i16 max_parts = -1)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  i32 get_num_partitions_by_filter(1: string db_name, 2: string tbl_name, 3: string filter)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   // Hive 2.x declares only MetaException (as id 1); 3.x+ declares NoSuchObject first.
   list<string> get_partition_names(1: string db_name, 2: string tbl_name,
@@ -400,11 +626,36 @@ service ThriftHiveMetastore {
     throws (1: InvalidOperationException o1, 2: MetaException o2)
   void alter_partitions(1: string db_name, 2: string tbl_name, 3: list<Partition> new_parts)
     throws (1: InvalidOperationException o1, 2: MetaException o2)
+  void alter_partition_with_environment_context(1: string db_name, 2: string tbl_name,
+                                                3: Partition new_part,
+                                                4: EnvironmentContext environment_context)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  void alter_partitions_with_environment_context(1: string db_name, 2: string tbl_name,
+                                                 3: list<Partition> new_parts,
+                                                 4: EnvironmentContext environment_context)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  // 3.x+; not in the Hive 2.3 client.
+  AlterPartitionsResponse alter_partitions_req(1: AlterPartitionsRequest req)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  // Renames the partition part_vals to new_part's values (same partition keys).
+  void rename_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
+                        4: Partition new_part)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
   bool drop_partition(1: string db_name, 2: string tbl_name, 3: list<string> part_vals,
                       4: bool deleteData)
     throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool drop_partition_with_environment_context(1: string db_name, 2: string tbl_name,
+                                               3: list<string> part_vals, 4: bool deleteData,
+                                               5: EnvironmentContext environment_context)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
   bool drop_partition_by_name(1: string db_name, 2: string tbl_name, 3: string part_name,
                               4: bool deleteData)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  bool drop_partition_by_name_with_environment_context(
+      1: string db_name, 2: string tbl_name, 3: string part_name, 4: bool deleteData,
+      5: EnvironmentContext environment_context)
+    throws (1: NoSuchObjectException o1, 2: MetaException o2)
+  DropPartitionsResult drop_partitions_req(1: DropPartitionsRequest req)
     throws (1: NoSuchObjectException o1, 2: MetaException o2)
 
   // Column statistics.
@@ -451,4 +702,26 @@ service ThriftHiveMetastore {
       1: SetPartitionsStatsRequest req)
     throws (1: NoSuchObjectException o1, 2: InvalidObjectException o2, 3: MetaException o3,
             4: InvalidInputException o4)
+
+  // Functions. Note drop_function's MetaException is named o3 but has id 2.
+  void create_function(1: Function func)
+    throws (1: AlreadyExistsException o1, 2: InvalidObjectException o2, 3: MetaException o3,
+            4: NoSuchObjectException o4)
+  void drop_function(1: string dbName, 2: string funcName)
+    throws (1: NoSuchObjectException o1, 2: MetaException o3)
+  void alter_function(1: string dbName, 2: string funcName, 3: Function newFunc)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  list<string> get_functions(1: string dbName, 2: string pattern) throws (1: MetaException o1)
+  Function get_function(1: string dbName, 2: string funcName)
+    throws (1: MetaException o1, 2: NoSuchObjectException o2)
+  GetAllFunctionsResponse get_all_functions() throws (1: MetaException o1)
+
+  // The Hive 2.3 client sends it first on every connection; HMS 2.3 answers group_names.
+  list<string> set_ugi(1: string user_name, 2: list<string> group_names)
+    throws (1: MetaException o1)
+
+  // fb303.FacebookService's shutdown, which HMS inherits: the Hive 2.3 client sends it, oneway,
+  // before it drops a connection to reconnect. Declaring it here is wire-identical (same name,
+  // no arguments, no reply); the server must not answer it and need not stop.
+  oneway void shutdown()
 }

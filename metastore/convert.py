@@ -19,7 +19,8 @@ from sqlalchemy import String
 from hive_metastore_thrift import ttypes as t
 from metastore import hive_types, names
 from metastore import models as m
-from metastore.store import STATS_COLUMNS, Skewed, Storage
+from metastore.stats_store import STATS_COLUMNS
+from metastore.store import Skewed, Storage
 from metastore.vocabulary import (
     Kind,
     decimal_text,
@@ -455,7 +456,7 @@ def stats_obj(
 ) -> t.ColumnStatisticsObj:
     """The ColumnStatisticsObj of a stored row, with the member that was written.
 
-    ROW holds store.STATS_COLUMNS in that order: a result row, or as_row of a mapping.
+    ROW holds stats_store.STATS_COLUMNS in that order: a result row, or as_row of a mapping.
     Positions, not names, because this runs for every one of up to 20,000 rows of a call
     and index access on result rows is several times cheaper than access by name.
     """

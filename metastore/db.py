@@ -69,13 +69,13 @@ _ON_COMMIT = "colstats_on_commit"
 _ON_ROLLBACK = "colstats_on_rollback"
 
 
-def on_commit(session: Session, action: Callable[[], None]) -> None:
+def on_commit(session: Session, action: Callable[[], object]) -> None:
     """Run ACTION once the transaction of SESSION has committed (a file operation that must
     not happen when the change is rolled back, such as deleting a dropped table's data)."""
     session.info.setdefault(_ON_COMMIT, []).append(action)
 
 
-def on_rollback(session: Session, undo: Callable[[], None]) -> None:
+def on_rollback(session: Session, undo: Callable[[], object]) -> None:
     """Run UNDO if the transaction of SESSION is rolled back (to undo a file operation made
     inside it, such as moving a renamed table's folder)."""
     session.info.setdefault(_ON_ROLLBACK, []).append(undo)

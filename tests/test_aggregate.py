@@ -9,7 +9,7 @@ import pytest
 
 from metastore import aggregate
 from metastore.sketches import HyperLogLog, kll_build, kll_count
-from metastore.store import STATS_COLUMNS
+from metastore.stats_store import STATS_COLUMNS
 
 
 def row(kind: str, **fields: Any) -> dict[str, Any]:

@@ -202,4 +202,4 @@ class ServiceBase:
             folders = store.locations(s, table)
         store.delete_table(s, table)
         for folder in folders:
-            on_commit(s, lambda folder=folder: self.warehouse.delete_folder(folder))
+            on_commit(s, functools.partial(self.warehouse.delete_folder, folder))

@@ -10,6 +10,7 @@ a partition of a managed table with deleteData deletes its folder once committed
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from sqlalchemy import delete, update
@@ -233,7 +234,7 @@ class PartitionChangeCalls(ServiceBase):
         for partition in partitions:
             store.delete_partition(s, partition)
         for folder in folders:
-            on_commit(s, lambda folder=folder: self.warehouse.delete_folder(folder))
+            on_commit(s, functools.partial(self.warehouse.delete_folder, folder))
 
     def _partition_by_values(
         self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None

@@ -8,6 +8,7 @@ As in HMS, the folder of an added partition is created when missing.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
@@ -104,8 +105,8 @@ class PartitionCalls(ServiceBase):
             store.insert_params(s, m.PartitionParam, row.PART_ID, params)
         s.flush()
         if table.TBL_TYPE != convert.VIRTUAL_VIEW:
-            folders = [st.sd.LOCATION for st in storages]
-            on_commit(s, lambda: [self.warehouse.make_folder(f) for f in folders])
+            for storage in storages:
+                on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))
         return self._partition_structs(s, db, table, added)
 
     @call(write=True)

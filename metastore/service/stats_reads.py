@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import aggregate, convert, names, store
+from metastore import aggregate, convert, names, stats_store, store
 from metastore import models as m
 from metastore.service.base import ServiceBase, call
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -39,7 +39,7 @@ class StatisticsReads(ServiceBase):
         if not col_name:
             raise t.InvalidInputException("no column name given")
         column = names.identifier(col_name)
-        rows = store.stats_rows(s, level, [owner_id], [column], DEFAULT_ENGINE)
+        rows = stats_store.stats_rows(s, level, [owner_id], [column], DEFAULT_ENGINE)
         if rows:
             return rows[0]
         if column not in store.column_types(s, sd_id):
@@ -133,7 +133,7 @@ class StatisticsReads(ServiceBase):
         self, s: Session, request: t.TableStatsRequest
     ) -> t.TableStatsResult:
         catalog, db, table, columns, _, engine = self._request_target(request, with_parts=False)
-        rows = store.table_stats_by_name(s, catalog, db, table, columns, engine)
+        rows = stats_store.table_stats_by_name(s, catalog, db, table, columns, engine)
         if not rows:
             self._table(s, db, table, catalog)  # NoSuchObject for an unknown table
         return t.TableStatsResult(tableStats=[self._obj(r) for r in rows])
@@ -143,7 +143,7 @@ class StatisticsReads(ServiceBase):
         self, s: Session, request: t.PartitionsStatsRequest
     ) -> t.PartitionsStatsResult:
         catalog, db, table, columns, parts, engine = self._request_target(request, with_parts=True)
-        rows = store.partition_stats_by_name(s, catalog, db, table, parts, columns, engine)
+        rows = stats_store.partition_stats_by_name(s, catalog, db, table, parts, columns, engine)
         if not rows:
             self._table(s, db, table, catalog)
         result: dict[str, list[t.ColumnStatisticsObj]] = {}
@@ -156,7 +156,7 @@ class StatisticsReads(ServiceBase):
         catalog, db, table, columns, parts, engine = self._request_target(request, with_parts=True)
         if not columns or not parts:
             return t.AggrStats(colStats=[], partsFound=0)
-        rows = store.partition_stats_by_name(
+        rows = stats_store.partition_stats_by_name(
             s, catalog, db, table, parts, columns, engine, with_row_counts=True
         )
         if not rows:

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
 from metastore import accurate as accurate_
-from metastore import aggregate, convert, names, store
+from metastore import aggregate, convert, names, stats_store, store
 from metastore import models as m
 from metastore.service.base import ServiceBase, call, missing
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -133,7 +133,7 @@ class StatisticsWrites(ServiceBase):
             columns = sorted(
                 {r["COLUMN_NAME"] for lists in by_owner.values() for rows in lists for r in rows}
             )
-            for row in store.stats_rows(s, level, owners, columns, engine):
+            for row in stats_store.stats_rows(s, level, owners, columns, engine):
                 owner = row.pop(level.owner)
                 if row["COLUMN_NAME"] in accurate_.accurate_columns(accurate.get(owner)):
                     stored[(owner, row["COLUMN_NAME"])] = row
@@ -151,7 +151,7 @@ class StatisticsWrites(ServiceBase):
                         row = aggregate.merge_rows([previous, row], what=f"{row['COLUMN_NAME']}")
                         row["COLUMN_TYPE"] = previous["COLUMN_TYPE"]
                     final[key] = {**row, level.owner: owner}
-        store.upsert_stats(s, level, list(final.values()), keep_unset=not merge)
+        stats_store.upsert_stats(s, level, list(final.values()), keep_unset=not merge)
         written: dict[int, set[str]] = {owner: set() for owner in owners}
         for owner, column in final:
             written[owner].add(column)
@@ -240,7 +240,7 @@ class StatisticsWrites(ServiceBase):
         where: str,
     ) -> bool:
         column = names.identifier(col_name) if col_name else None
-        deleted = store.delete_stats(s, level, owner_id, column, engine)
+        deleted = stats_store.delete_stats(s, level, owner_id, column, engine)
         if column is not None and deleted == 0:
             if column not in store.column_types(s, sd_id):
                 raise t.InvalidObjectException(f"{where} has no column {column!r}")

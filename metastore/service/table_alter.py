@@ -74,7 +74,11 @@ class _Alter:
         target_db, target_name = self._target()
         if convert.transactional(self.new.parameters):
             raise self._refuse("transactional (ACID) tables are not supported")
-        kind = convert.table_type(self.new) if self.new.tableType else self.table.TBL_TYPE
+        kind = (
+            convert.table_type(self.new)
+            if self.new.tableType
+            else self.table.TBL_TYPE or convert.MANAGED_TABLE
+        )
         if (kind == convert.VIRTUAL_VIEW) != (self.table.TBL_TYPE == convert.VIRTUAL_VIEW):
             raise self._refuse(f"a {self.table.TBL_TYPE} cannot become a {kind}")
         self._check_partition_keys()

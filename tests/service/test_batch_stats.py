@@ -524,7 +524,7 @@ def test_partial_coverage_extrapolates_sums(client: Any, db_name: str) -> None:
 
 def test_decimal_text_is_compared_as_numbers() -> None:
     from metastore.aggregate import merge_rows
-    from metastore.store import STATS_COLUMNS
+    from metastore.stats_store import STATS_COLUMNS
 
     def row(low: str, high: str) -> dict[str, Any]:
         base = dict.fromkeys(STATS_COLUMNS)

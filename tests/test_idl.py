@@ -138,7 +138,11 @@ GOLDEN: dict[str, dict[int, str]] = {
         0: "GetTablesResult success", 1: "MetaException o1",
         2: "InvalidOperationException o2", 3: "UnknownDBException o3",
     },
-    "get_table_objects_by_name_result": {0: "list<Table> success"},
+    # 3.x/4.0 declare no exceptions here; these are the Hive 2.3 client's (see the IDL).
+    "get_table_objects_by_name_result": {
+        0: "list<Table> success", 1: "MetaException o1",
+        2: "InvalidOperationException o2", 3: "UnknownDBException o3",
+    },
     "set_ugi_args": {1: "string user_name", 2: "list<string> group_names"},
     "set_ugi_result": {0: "list<string> success", 1: "MetaException o1"},
     "alter_database_args": {1: "string dbname", 2: "Database db"},

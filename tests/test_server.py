@@ -236,9 +236,11 @@ def test_a_write_after_single_query_reads_is_still_all_or_nothing(
     assert client.get_table_statistics_req(request).tableStats == []
 
 
-def _write_unknown_call(proto: TBinaryProtocol.TBinaryProtocol, name: str, seqid: int) -> None:
+def _write_unknown_call(
+    proto: TBinaryProtocol.TBinaryProtocol, name: str, seqid: int, kind: int = TMessageType.CALL
+) -> None:
     """A call of NAME whose arguments hold a string, a list and a nested struct to skip."""
-    proto.writeMessageBegin(name, TMessageType.CALL, seqid)
+    proto.writeMessageBegin(name, kind, seqid)
     proto.writeStructBegin("args")
     proto.writeFieldBegin("s", TType.STRING, 1)
     proto.writeString("skip me")
@@ -263,7 +265,7 @@ def _write_unknown_call(proto: TBinaryProtocol.TBinaryProtocol, name: str, seqid
     proto.trans.flush()
 
 
-@pytest.mark.parametrize("method", ["get_catalogs", "getStatus"])
+@pytest.mark.parametrize("method", ["get_catalogs", "getStatus", "open_txns"])
 def test_unknown_method_is_answered_and_the_connection_survives(
     server: Any, db_name: str, method: str
 ) -> None:
@@ -282,8 +284,28 @@ def test_unknown_method_is_answered_and_the_connection_survives(
             proto.readMessageEnd()
             assert error.type == TApplicationException.UNKNOWN_METHOD
             assert method in (error.message or "")
+            if method == "open_txns":
+                assert "does not serve transactions and locks" in (error.message or "")
         client = ThriftHiveMetastore.Client(proto)
         client.create_database(database(db_name))
+        assert client.get_database(db_name).name == db_name
+    finally:
+        transport.close()
+
+
+def test_oneway_messages_get_no_answer(server: Any, db_name: str) -> None:
+    """Hive 2.3 clients (Spark) send fb303's shutdown as a oneway message before they
+    reconnect; neither it nor an unknown oneway message is answered."""
+    socket = TSocket.TSocket("127.0.0.1", server.port)
+    socket.setTimeout(10_000)
+    transport = TTransport.TBufferedTransport(socket)
+    proto = TBinaryProtocol.TBinaryProtocol(transport)
+    transport.open()
+    try:
+        client = ThriftHiveMetastore.Client(proto)
+        client.send_shutdown()
+        _write_unknown_call(proto, "some_oneway_call", 7, TMessageType.ONEWAY)
+        client.create_database(database(db_name))  # the next answer is this call's
         assert client.get_database(db_name).name == db_name
     finally:
         transport.close()

@@ -530,13 +530,16 @@ service ThriftHiveMetastore {
                                          3: i16 max_tables = -1)
     throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
   // get_table and get_table_objects_by_name are in HMS up to 4.0.0 and were removed in later
-  // 4.x releases (HIVE-26537); older clients still call them. get_table_objects_by_name
-  // declares no exceptions since 3.x; the Hive 2.3 client expects (1: MetaException,
-  // 2: InvalidOperationException, 3: UnknownDBException), so it sees our errors as
-  // TApplicationException.
+  // 4.x releases (HIVE-26537); older clients (Spark's Hive 2.3) still call them.
+  // get_table_objects_by_name declares no exceptions since 3.x; we declare the Hive 2.3
+  // client's (1: MetaException, 2: InvalidOperationException, 3: UnknownDBException) so
+  // that Spark gets its declared exceptions. The success field is the same; a 3.x/4.0
+  // client skips the exception fields and reports a missing result, as it would for any
+  // error of that call.
   Table get_table(1: string dbname, 2: string tbl_name)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   list<Table> get_table_objects_by_name(1: string dbname, 2: list<string> tbl_names)
+    throws (1: MetaException o1, 2: InvalidOperationException o2, 3: UnknownDBException o3)
   GetTableResult get_table_req(1: GetTableRequest req)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   GetTablesResult get_table_objects_by_name_req(1: GetTablesRequest req)

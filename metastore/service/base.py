@@ -26,6 +26,8 @@ from metastore.warehouse import Warehouse
 
 log = logging.getLogger("metastore.service")
 
+# The exceptions of the IDL: each reaches the client as declared by the call (a call that
+# raises one its IDL entry does not declare makes the processor answer INTERNAL_ERROR).
 DECLARED = (
     t.MetaException,
     t.NoSuchObjectException,
@@ -33,6 +35,10 @@ DECLARED = (
     t.InvalidInputException,
     t.AlreadyExistsException,
     t.InvalidOperationException,
+    t.UnknownDBException,
+    t.UnknownTableException,
+    t.UnknownPartitionException,
+    t.InvalidPartitionException,
 )
 
 S = TypeVar("S", bound="ServiceBase")

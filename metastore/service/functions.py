@@ -18,7 +18,9 @@ from metastore.service.base import ServiceBase, call
 
 
 class FunctionCalls(ServiceBase):
-    def _function(self, s: Session, db_name: str | None, name: str | None) -> m.Function:
+    def _function(
+        self, s: Session, db_name: str | None, name: str | None
+    ) -> tuple[m.Database, m.Function]:
         db = self._database(s, db_name)
         function_name = names.identifier(name or "")
         row = s.scalar(
@@ -28,7 +30,7 @@ class FunctionCalls(ServiceBase):
         )
         if row is None:
             raise t.NoSuchObjectException(f"Function {db.NAME}.{function_name} does not exist")
-        return row
+        return db, row
 
     @call(write=True)
     def create_function(self, s: Session, func: t.Function) -> None:
@@ -53,8 +55,7 @@ class FunctionCalls(ServiceBase):
 
     @call(write=False)
     def get_function(self, s: Session, dbName: str, funcName: str) -> t.Function:
-        row = self._function(s, dbName, funcName)
-        db = self._database(s, dbName)
+        db, row = self._function(s, dbName, funcName)
         return _function_struct(s, row, db)
 
     @call(write=False)
@@ -85,12 +86,11 @@ class FunctionCalls(ServiceBase):
         if newFunc is None:
             raise t.InvalidOperationException("no new function given")
         try:
-            row = self._function(s, dbName, funcName)
+            db, row = self._function(s, dbName, funcName)
         except t.NoSuchObjectException as e:
             raise t.InvalidOperationException(e.message) from None
         new_name = names.identifier(newFunc.functionName or row.FUNC_NAME)
         new_db = names.split_catalog(newFunc.dbName)[1] if newFunc.dbName else None
-        db = self._database(s, dbName)
         if new_name != row.FUNC_NAME or (new_db and names.identifier(new_db) != db.NAME):
             raise t.InvalidOperationException(
                 f"cannot alter function {db.NAME}.{row.FUNC_NAME}: renaming or moving it to "
@@ -104,7 +104,7 @@ class FunctionCalls(ServiceBase):
 
     @call(write=True)
     def drop_function(self, s: Session, dbName: str, funcName: str) -> None:
-        row = self._function(s, dbName, funcName)
+        _, row = self._function(s, dbName, funcName)
         s.execute(delete(m.Function).where(m.Function.FUNC_ID == row.FUNC_ID))
 
 

@@ -112,7 +112,9 @@ def our_server(url: str, timings: Path) -> Iterator[int]:
 def serve(url: str, port: int, timings: Path) -> int:
     """The --serve mode: our server in this process, its handler clocked, until SIGTERM."""
     engine = db.create_engine(url, pool_size=4)
-    handler = Handler(db.Transactions(engine), Settings())
+    # The warehouse (the `default` database's folder) beside the timings, in a temp dir.
+    handler = Handler(db.Transactions(engine), Settings(warehouse=str(timings.parent / "wh")))
+    handler.ensure_default_database()
     clock = HandlerClock(handler)
     server = MetastoreServer(handler, "127.0.0.1", port, workers=8)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: server.stop())

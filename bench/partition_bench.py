@@ -1,0 +1,191 @@
+"""Partition pruning benchmark: get_partitions_by_filter and get_partition_names_ps over a table
+of 10,000 partitions, colstats (SQLite, PostgreSQL) against Hive Metastore 2.3.10, side by side.
+
+    python bench/partition_bench.py [--days 400] [--hours 25] [--repeat 20]
+                                    [--backends sqlite,postgresql,hms]
+
+The table is partitioned by (ds string, hr int), as Spark writes them; the filters are the
+strings Spark 4.1 sends for its pushed-down predicates. Each server runs in a process of its
+own on a loopback port and is called through the generated client, so that the timings are
+what a Spark driver waits for. It prints the p50 per call and backend and the ratio to HMS;
+nothing here asserts on timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import functools
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hms_process import hive_metastore, pyspark_jars
+from rpc_bench import our_server, postgres_database, postgres_problem, sqlite_database
+from rpc_workload import connect
+from timing import Plan, Timing, measure, progress
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from hive_metastore_thrift import ttypes as t
+from metastore import db
+
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+DB, TABLE = "bench", "events"
+FIRST_DAY = datetime.date(2024, 1, 1)
+TARGET = 5.0  # colstats at least this many times faster than HMS 2.3.10
+
+# name -> (call, arguments after db and table, expected number of partitions)
+Calls = dict[str, tuple[str, tuple[Any, ...], int]]
+
+
+def calls(days: int, hours: int) -> Calls:
+    day = FIRST_DAY + datetime.timedelta(days=days // 2)
+    month_days = sum(
+        1
+        for i in range(days)
+        if (FIRST_DAY + datetime.timedelta(days=i)).strftime("%Y-%m") == day.strftime("%Y-%m")
+    )
+    week = [day + datetime.timedelta(days=i) for i in range(7)]
+    return {
+        "filter: ds = day": ("get_partitions_by_filter", (f'ds = "{day}"', -1), hours),
+        "filter: week and hr": (
+            "get_partitions_by_filter",
+            (f'ds >= "{week[0]}" and ds <= "{week[-1]}" and hr = 7', -1),
+            7,
+        ),
+        "filter: (hr) in (1, 2, 3)": (
+            "get_partitions_by_filter",
+            ("(hr) in (1, 2, 3)", -1),
+            3 * days,
+        ),
+        "filter: ds like month": (
+            "get_partitions_by_filter",
+            (f'ds like "{day.strftime("%Y-%m")}.*"', -1),
+            month_days * hours,
+        ),
+        "filter: (ds = day or hr > 22)": (
+            "get_partitions_by_filter",
+            (f'(ds = "{day}" or hr > 22)', -1),
+            hours + (days - 1) * max(hours - 23, 0),
+        ),
+        "names_ps: [day, '']": ("get_partition_names_ps", ([str(day), ""], -1), hours),
+        "names_ps: ['', '7']": ("get_partition_names_ps", (["", "7"], -1), days),
+    }
+
+
+def create(client: ThriftHiveMetastore.Client, warehouse: str, days: int, hours: int) -> None:
+    client.create_database(
+        t.Database(name=DB, locationUri=f"file:{warehouse}/{DB}.db", parameters={})
+    )
+    sd = t.StorageDescriptor(
+        cols=[t.FieldSchema("id", "bigint", None), t.FieldSchema("v", "string", None)],
+        location=f"file:{warehouse}/{DB}.db/{TABLE}",
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        serdeInfo=t.SerDeInfo(
+            None, "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", {}
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+        numBuckets=-1,
+        compressed=False,
+    )
+    keys = [t.FieldSchema("ds", "string", None), t.FieldSchema("hr", "int", None)]
+    client.create_table(
+        t.Table(tableName=TABLE, dbName=DB, sd=sd, partitionKeys=keys, parameters={})
+    )
+    values = [
+        [str(FIRST_DAY + datetime.timedelta(days=d)), str(h)]
+        for d in range(days)
+        for h in range(hours)
+    ]
+    for start in range(0, len(values), 500):
+        parts = [
+            t.Partition(values=v, dbName=DB, tableName=TABLE, parameters={})
+            for v in values[start : start + 500]
+        ]
+        request = t.AddPartitionsRequest(
+            dbName=DB, tblName=TABLE, parts=parts, ifNotExists=False, needResult=False
+        )
+        client.add_partitions_req(request)
+    progress(f"  created {len(values):,} partitions")
+
+
+def run(backend: str, port: int, warehouse: str, args: argparse.Namespace) -> dict[str, Timing]:
+    out: dict[str, Timing] = {}
+    with connect(port) as client:
+        create(client, warehouse, args.days, args.hours)
+        for name, (call, call_args, expected) in calls(args.days, args.hours).items():
+            method: Callable[..., Sequence[Any]] = getattr(client, call)
+            answer = method(DB, TABLE, *call_args)
+            if len(answer) != expected:
+                raise RuntimeError(f"{backend} {name}: {len(answer)} partitions, not {expected}")
+            timed = functools.partial(method, DB, TABLE, *call_args)
+            out[name] = measure(timed, Plan(count=args.repeat, budget_s=args.budget))
+            progress(f"  {backend:<10} {name:<32} p50 {out[name].p50 * 1e3:9.2f} ms")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--days", type=int, default=400)
+    parser.add_argument("--hours", type=int, default=25)
+    parser.add_argument("--repeat", type=int, default=20, help="timed calls per measurement")
+    parser.add_argument("--budget", type=float, default=30.0, help="seconds per measurement")
+    parser.add_argument("--backends", default="sqlite,postgresql,hms")
+    args = parser.parse_args(argv)
+    backends = args.backends.split(",")
+    results: dict[str, dict[str, Timing]] = {}
+    with tempfile.TemporaryDirectory(prefix="colstats-bench-") as warehouse:
+        for backend in ("sqlite", "postgresql"):
+            if backend not in backends:
+                continue
+            if backend == "postgresql" and (problem := postgres_problem(PG_ADMIN_URL)):
+                progress(f"postgresql skipped: {problem}")
+                continue
+            database = sqlite_database() if backend == "sqlite" else postgres_database(PG_ADMIN_URL)
+            with database as url:
+                db.upgrade(url)
+                with our_server(url, Path(warehouse) / f"{backend}.json") as port:
+                    results[backend] = run(backend, port, f"{warehouse}/{backend}", args)
+        if "hms" in backends:
+            progress("hms: starting Hive Metastore 2.3.10")
+            with hive_metastore(pyspark_jars()) as (port, home):
+                results["hms"] = run("hms", port, str(home / "warehouse"), args)
+    print_report(results, args)
+    return 0
+
+
+def print_report(results: dict[str, dict[str, Timing]], args: argparse.Namespace) -> None:
+    ours = [b for b in ("sqlite", "postgresql") if b in results]
+    print(
+        f"\npartition calls over {args.days * args.hours:,} partitions "
+        f"({args.days} days x {args.hours} hours), p50 in ms, each server in its own process:"
+    )
+    header = ["call", *ours, *(["hms"] if "hms" in results else [])]
+    if "hms" in results:
+        header += [f"HMS / {b}" for b in ours] + [f"target >= {TARGET:g}x"]
+    rows = [header]
+    for name in calls(args.days, args.hours):
+        row = [name] + [f"{results[b][name].p50 * 1e3:.2f}" for b in ours]
+        if "hms" in results:
+            hms = results["hms"][name].p50
+            ratios = [hms / results[b][name].p50 for b in ours]
+            row += [f"{hms * 1e3:.2f}"] + [f"{r:.1f}x" for r in ratios]
+            row += ["met" if ratios and min(ratios) >= TARGET else "MISSED"]
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for i, row in enumerate(rows):
+        cells = zip(row, widths, strict=True)
+        print("  ".join(v.rjust(w) if i and j else v.ljust(w) for j, (v, w) in enumerate(cells)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -46,6 +46,11 @@ def add_parser(commands: Any) -> None:
         default=None,
         help="do not migrate the schema on start; refuse to start if it is old",
     )
+    serve.add_argument(
+        "--warehouse",
+        help="folder of `default` and of databases created without a location "
+        "(default $METASTORE_HOME/warehouse)",
+    )
     serve.add_argument("--log-level", help="DEBUG logs every call (default INFO)")
     serve.set_defaults(run=run)
 
@@ -66,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
         fetch_bitvector=args.fetch_bitvector,
         fetch_histogram=args.fetch_histogram,
         migrate=args.migrate,
+        warehouse=args.warehouse,
         log_level=args.log_level,
     )
     configure_logging(settings.log_level)

@@ -49,6 +49,18 @@ def accurate_columns(value: str | None) -> set[str]:
     return _parse(value)[1]
 
 
+def basic_accurate(value: str | None) -> bool:
+    """Whether VALUE says the basic statistics (numRows, totalSize, ...) are current."""
+    return _parse(value)[0]
+
+
+def with_basic(value: str | None) -> str:
+    """VALUE with BASIC_STATS true; the accurate columns are kept."""
+    rendered = _render(True, _parse(value)[1])
+    assert rendered is not None
+    return rendered
+
+
 def with_columns(value: str | None, columns: Iterable[str]) -> str | None:
     """VALUE with COLUMNS marked accurate; BASIC_STATS is kept."""
     basic, accurate = _parse(value)

@@ -46,3 +46,14 @@ def test_unmarking_columns() -> None:
     # Nothing left: the key is removed (None).
     assert accurate.without_columns('{"COLUMN_STATS":{"a":"true"}}', ["a"]) is None
     assert accurate.without_columns(None, None) is None
+
+
+def test_basic_statistics() -> None:
+    assert accurate.basic_accurate('{"BASIC_STATS":"true","COLUMN_STATS":{"a":"true"}}')
+    assert accurate.basic_accurate("true")
+    assert not accurate.basic_accurate('{"COLUMN_STATS":{"a":"true"}}')
+    assert not accurate.basic_accurate(None)
+    assert accurate.with_basic('{"COLUMN_STATS":{"a":"true"}}') == (
+        '{"BASIC_STATS":"true","COLUMN_STATS":{"a":"true"}}'
+    )
+    assert accurate.with_basic(None) == '{"BASIC_STATS":"true"}'

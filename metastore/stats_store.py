@@ -228,16 +228,22 @@ def partition_stats_by_name(
 
 
 def stats_rows(
-    s: Session, level: m.StatsLevel, owner_ids: Sequence[int], columns: Sequence[str], engine: str
+    s: Session,
+    level: m.StatsLevel,
+    owner_ids: Sequence[int],
+    columns: Sequence[str] | None,
+    engine: str,
 ) -> list[dict[str, Any]]:
-    """Stored rows (as mappings) of the owners' columns, with the owner id."""
-    if not owner_ids or not columns:
+    """Stored rows (as mappings) of the owners' COLUMNS (all when None), with the owner id."""
+    if not owner_ids or (columns is not None and not columns):
         return []
     model = level.stats
     owner = level.stats_owner()
     query = select(owner, *_stats_columns(model)).where(
-        owner.in_(owner_ids), model.ENGINE == engine, model.COLUMN_NAME.in_(columns)
+        owner.in_(owner_ids), model.ENGINE == engine
     )
+    if columns is not None:
+        query = query.where(model.COLUMN_NAME.in_(columns))
     result = s.connection().execute(query)
     keys = list(result.keys())
     return [dict(zip(keys, r, strict=True)) for r in result]

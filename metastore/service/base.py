@@ -13,15 +13,17 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, names, store
+from metastore import accurate as accurate_
+from metastore import convert, names, spark_stats, stats_store, store
 from metastore import models as m
 from metastore.config import Settings
 from metastore.db import CommitOutcomeUnknown, Transactions, on_commit
+from metastore.vocabulary import DEFAULT_ENGINE
 from metastore.warehouse import Warehouse
 
 log = logging.getLogger("metastore.service")
@@ -101,6 +103,29 @@ def altered_params(params: dict[str, str] | None) -> dict[str, str]:
     return out
 
 
+def received_parameters(
+    params: dict[str, str] | None, columns: Sequence[tuple[str, str]]
+) -> spark_stats.FromSpark:
+    """What to keep of the parameters an alter (or create) sends, and the statistics to
+    store from its spark.sql.statistics.* keys (Spark's ANALYZE writes them there; colstats
+    keeps them as Hive-format statistics and derives the keys again on reads, so they are
+    stored once). An echo of what colstats derived converts nothing.
+
+    Spark drops the keys when it invalidates its statistics (TRUNCATE, or an INSERT with
+    spark.sql.statistics.size.autoUpdate.enabled off) but sends back every other parameter,
+    the digest of the keys it had read included: then the stored statistics are no longer
+    accurate, and COLUMN_STATS_ACCURATE goes (so nothing is derived for Spark any more and
+    Hive and Trino see the statistics as stale)."""
+    received = spark_stats.hive_statistics(params or {}, columns)
+    if (
+        params
+        and spark_stats.DIGEST_KEY in params
+        and not any(key.startswith(spark_stats.PREFIX) for key in params)
+    ):
+        received.parameters.pop(accurate_.KEY, None)
+    return received
+
+
 def missing(what: str) -> t.NoSuchObjectException:
     """NoSuchObjectException for WHAT, in the words clients match ("does not exist")."""
     return t.NoSuchObjectException(f"{what} does not exist")
@@ -164,21 +189,35 @@ class ServiceBase:
     def _table_structs(
         self, s: Session, db: m.Database, tables: Sequence[m.Table]
     ) -> list[t.Table]:
-        """The Table structs of TABLES (of database DB), in a fixed number of queries."""
+        """The Table structs of TABLES (of database DB), in a fixed number of queries, with
+        the spark.sql.statistics.* parameters Spark's optimizer reads derived from their
+        Hive-format statistics (metastore.spark_stats)."""
         ids = [table.TBL_ID for table in tables]
         storages = store.load_storages(s, [table.SD_ID for table in tables])
         keys = store.partition_keys_of(s, ids)
         params = store.table_params(s, ids)
-        return [
-            convert.table_struct(
-                table,
-                db,
-                storages.get(table.SD_ID) if table.SD_ID else None,
-                keys.get(table.TBL_ID, []),
-                params.get(table.TBL_ID, {}),
-            )
-            for table in tables
+        described = [
+            i for i in ids if accurate_.accurate_columns(params.get(i, {}).get(accurate_.KEY))
         ]
+        rows: dict[int, list[dict[str, Any]]] = {}
+        for row in stats_store.stats_rows(s, m.TABLE_LEVEL, described, None, DEFAULT_ENGINE):
+            rows.setdefault(row["TBL_ID"], []).append(row)
+        structs = []
+        for table in tables:
+            storage = storages.get(table.SD_ID) if table.SD_ID else None
+            table_params = params.get(table.TBL_ID, {})
+            columns = storage.columns if storage is not None else []
+            spark_names = spark_stats.spark_column_names(table_params)
+            named = [
+                (spark_names.get(c.COLUMN_NAME, c.COLUMN_NAME), c.TYPE_NAME or "") for c in columns
+            ]
+            served = spark_stats.with_spark_statistics(
+                table_params, named, rows.get(table.TBL_ID, [])
+            )
+            structs.append(
+                convert.table_struct(table, db, storage, keys.get(table.TBL_ID, []), served)
+            )
+        return structs
 
     def _partition_structs(
         self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
@@ -194,7 +233,9 @@ class ServiceBase:
                 table,
                 values.get(p.PART_ID, []),
                 storages.get(p.SD_ID) if p.SD_ID else None,
-                params.get(p.PART_ID, {}),
+                # Spark reads the size and row count of partitions, and column statistics
+                # of tables only: partitions get the basic keys (no rows, no histograms).
+                spark_stats.with_spark_statistics(params.get(p.PART_ID, {}), [], []),
             )
             for p in partitions
         ]

@@ -17,14 +17,15 @@ from sqlalchemy import delete, update
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, store, warehouse
+from metastore import convert, spark_stats, store, warehouse
 from metastore import models as m
 from metastore import names as naming
 from metastore.db import on_commit, on_rollback
-from metastore.service.base import ServiceBase, altered_params, call, missing
+from metastore.service.base import altered_params, call, missing, received_parameters
+from metastore.service.stats_writes import StatisticsWrites
 
 
-class PartitionChangeCalls(ServiceBase):
+class PartitionChangeCalls(StatisticsWrites):
     # -- alter ----------------------------------------------------------------------------
 
     def _alterable(self, s: Session, db_name: str, tbl_name: str) -> tuple[m.Database, m.Table]:
@@ -81,9 +82,23 @@ class PartitionChangeCalls(ServiceBase):
                 self._delete_changed_statistics(s, partition, old, storage)
         if part.lastAccessTime:
             partition.LAST_ACCESS_TIME = part.lastAccessTime
+        columns = store.column_types(s, partition.SD_ID)
+        received = received_parameters(part.parameters, list(columns.items()))
         store.replace_params(
-            s, m.PartitionParam, partition.PART_ID, altered_params(part.parameters)
+            s, m.PartitionParam, partition.PART_ID, altered_params(received.parameters)
         )
+        if received.statistics:  # column statistics in Spark's keys (Spark writes none)
+            s.flush()
+            database = s.get(m.Database, table.DB_ID)
+            assert database is not None
+            desc = t.ColumnStatisticsDesc(
+                isTblLevel=False,
+                dbName=database.NAME,
+                tableName=table.TBL_NAME,
+                partName=partition.PART_NAME,
+            )
+            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
+            self._write_statistics(s, [entry], spark_stats.ENGINE)
 
     @staticmethod
     def _delete_changed_statistics(

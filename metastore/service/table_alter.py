@@ -20,13 +20,14 @@ from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
 from metastore import accurate as accurate_
-from metastore import convert, names, store, warehouse
+from metastore import convert, names, spark_stats, store, warehouse
 from metastore import models as m
 from metastore.db import on_rollback
-from metastore.service.base import ServiceBase, altered_params, call
+from metastore.service.base import altered_params, call, received_parameters
+from metastore.service.stats_writes import StatisticsWrites
 
 
-class TableAlterCalls(ServiceBase):
+class TableAlterCalls(StatisticsWrites):
     def alter_table(self, dbname: str, tbl_name: str, new_tbl: t.Table) -> None:
         self.alter_table_with_environment_context(dbname, tbl_name, new_tbl, None)
 
@@ -55,7 +56,7 @@ class _Alter:
 
     def __init__(
         self,
-        calls: ServiceBase,
+        calls: TableAlterCalls,
         s: Session,
         database: m.Database,
         table: m.Table,
@@ -99,7 +100,11 @@ class _Alter:
             row.VIEW_EXPANDED_TEXT = self.new.viewExpandedText
         if self.new.rewriteEnabled is not None:
             row.IS_REWRITE_ENABLED = bool(self.new.rewriteEnabled)
-        params = altered_params(self.new.parameters)
+        columns = self.new.sd.cols if self.new.sd is not None else self.current.sd.cols
+        received = received_parameters(
+            self.new.parameters, [(c.name, c.type) for c in columns or []]
+        )
+        params = altered_params(received.parameters)
         if dropped_columns and accurate_.KEY in params:
             value = accurate_.without_columns(params[accurate_.KEY], dropped_columns)
             if value is None:
@@ -107,6 +112,13 @@ class _Alter:
             else:
                 params[accurate_.KEY] = value
         store.replace_params(self.s, m.TableParam, row.TBL_ID, params)
+        if received.statistics:  # Spark's ANALYZE ... FOR COLUMNS, kept in Hive's format
+            self.s.flush()
+            desc = t.ColumnStatisticsDesc(
+                isTblLevel=True, dbName=target_db.NAME, tableName=target_name
+            )
+            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
+            self.calls._write_statistics(self.s, [entry], spark_stats.ENGINE)
 
     def _target(self) -> tuple[m.Database, str]:
         """The database and name the table has after the alter."""

@@ -14,12 +14,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, names, store, warehouse
+from metastore import convert, names, spark_stats, store, warehouse
 from metastore import models as m
-from metastore.service.base import ServiceBase, call
+from metastore.service.base import call, received_parameters
+from metastore.service.stats_writes import StatisticsWrites
 
 
-class TableCalls(ServiceBase):
+class TableCalls(StatisticsWrites):
     # -- create ---------------------------------------------------------------------------
 
     def create_table(self, tbl: t.Table) -> None:
@@ -66,9 +67,17 @@ class TableCalls(ServiceBase):
             )
             for i, k in enumerate(keys)
         )
-        params = dict(tbl.parameters or {})
+        received = received_parameters(
+            tbl.parameters, [(c.COLUMN_NAME, c.TYPE_NAME or "") for c in storage.columns]
+        )
+        params = received.parameters
         params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
         store.insert_params(s, m.TableParam, row.TBL_ID, params)
+        if received.statistics:
+            s.flush()
+            desc = t.ColumnStatisticsDesc(True, database.NAME, row.TBL_NAME)
+            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
+            self._write_statistics(s, [entry], spark_stats.ENGINE)
         if row.TBL_TYPE != convert.VIRTUAL_VIEW:
             self.warehouse.make_folder(storage.sd.LOCATION)
 

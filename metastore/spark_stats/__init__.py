@@ -24,7 +24,7 @@ from metastore.spark_stats.histogram import (
     decode_histogram,
     encode_histogram,
 )
-from metastore.spark_stats.properties import DIGEST_KEY, statistics_digest
+from metastore.spark_stats.properties import DIGEST_KEY, PREFIX, statistics_digest
 from metastore.spark_stats.to_spark import (
     spark_column_names,
     spark_statistics,
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_BINS",
     "DIGEST_KEY",
     "ENGINE",
+    "PREFIX",
     "FromSpark",
     "Histogram",
     "HistogramBin",

@@ -24,7 +24,7 @@ def trino_table(db: str, name: str, **kwargs: object) -> t.Table:
         dbName=db,
         owner="trino",
         sd=storage(fields(("id", "bigint"), ("name", "varchar(20)"))),
-        partitionKeys=fields(("ds", "varchar")) if kwargs.pop("partitioned", True) else [],
+        partitionKeys=fields(("ds", "string")) if kwargs.pop("partitioned", True) else [],
         **kwargs,
     )
 
@@ -52,7 +52,7 @@ def test_schema_discovery_and_views(client: Client, db_name: str) -> None:
     client.create_table(trino_view(db_name, "v_orders"))
     assert client.get_all_tables(db_name) == ["orders", "v_orders"]
     table = client.get_table_req(t.GetTableRequest(dbName=db_name, tblName="orders")).table
-    assert table.partitionKeys == fields(("ds", "varchar"))
+    assert table.partitionKeys == fields(("ds", "string"))
     assert client.get_fields(db_name, "orders") == fields(("id", "bigint"), ("name", "varchar(20)"))
     # Trino finds its views by a parameter filter, and retries with LIKE.
     views = 'hive_filter_field_params__presto_view = "true"'

@@ -1,0 +1,342 @@
+"""HMS partition filters as SQL over PARTITIONS and PARTITION_KEY_VALS, on PostgreSQL and
+SQLite. metastore/partition_filter/__init__.py describes what each comparison means."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Sequence
+from typing import Any, Literal, TypeVarTuple, assert_never
+
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    String,
+    and_,
+    case,
+    cast,
+    collate,
+    func,
+    literal_column,
+    or_,
+    true,
+)
+from sqlalchemy.sql import Select
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import NamedFromClause
+
+from metastore import models as m
+from metastore.names import DEFAULT_PARTITION_VALUE
+from metastore.partition_filter.syntax import (
+    INT64_MAX,
+    INT64_MIN,
+    And,
+    Between,
+    Compare,
+    CompareOp,
+    DateValue,
+    Everything,
+    Filter,
+    In,
+    IntValue,
+    Like,
+    LikePart,
+    Not,
+    Or,
+    PartitionFilterError,
+    StringValue,
+    Value,
+    Wildcard,
+    like_parts,
+    parse_date,
+    parse_integer,
+)
+
+KeyKind = Literal["string", "integer", "date"]
+_KINDS: dict[str, KeyKind] = {
+    "string": "string",
+    "varchar": "string",
+    "char": "string",
+    "tinyint": "integer",
+    "smallint": "integer",
+    "int": "integer",
+    "integer": "integer",
+    "bigint": "integer",
+    "date": "date",
+}
+
+
+def key_kind(hive_type: str) -> KeyKind | None:
+    """How keys of HIVE_TYPE compare ("varchar(10)" is a string), or None if unsupported."""
+    return _KINDS.get(hive_type.strip().lower().split("(", 1)[0].strip())
+
+
+def _sql_text(text: str) -> ColumnElement[str]:
+    """A constant of our own as SQL text (never user input: that is bound)."""
+    return literal_column("'" + text.replace("'", "''") + "'", String)
+
+
+def _sql_int(number: int) -> ColumnElement[int]:
+    """An integer constant inlined, so that PostgreSQL types function arguments as integer."""
+    return literal_column(str(number), Integer)
+
+
+# An ASCII digit in a PostgreSQL regular expression, whatever the collation ([0-9] is a
+# range, which the PostgreSQL manual calls collation-dependent).
+_DIGIT = "[0123456789]"
+
+
+class _Dialect:
+    """What PostgreSQL and SQLite spell differently."""
+
+    def __init__(self, name: str) -> None:
+        if name not in ("postgresql", "sqlite"):
+            raise NotImplementedError(f"partition filters are not implemented for {name}")
+        self.postgres = name == "postgresql"
+
+    def byte_order(self, text: ColumnElement[str]) -> ColumnElement[str]:
+        """TEXT compared byte by byte (SQLite always does; PostgreSQL with collation "C")."""
+        return collate(text, "C") if self.postgres else text
+
+    def is_integer_text(self, text: ColumnElement[str]) -> ColumnElement[bool]:
+        """TEXT is an optional sign and one or more ASCII digits (SQLite has no regular
+        expressions without a user function: GLOB checks the first character, then that
+        no later one is a non-digit)."""
+        if self.postgres:
+            return _test(text, "~", _sql_text(f"^[+-]?{_DIGIT}+$"))
+        first = or_(
+            _test(text, "GLOB", _sql_text("[0-9]*")), _test(text, "GLOB", _sql_text("[+-][0-9]*"))
+        )
+        rest = func.substr(text, _sql_int(2))
+        return and_(first, _test(rest, "NOT GLOB", _sql_text("*[^0-9]*")))
+
+    def is_date_text(self, text: ColumnElement[str]) -> ColumnElement[bool]:
+        if self.postgres:
+            return _test(text, "~", _sql_text(f"^{_DIGIT}{{4}}-{_DIGIT}{{2}}-{_DIGIT}{{2}}$"))
+        return _test(text, "GLOB", _sql_text("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"))
+
+    def matches(self, text: ColumnElement[str], parts: Sequence[LikePart]) -> ColumnElement[bool]:
+        """TEXT matches the pattern PARTS, case-sensitively: LIKE on PostgreSQL, GLOB on
+        SQLite (whose LIKE ignores the case of ASCII letters)."""
+        if self.postgres:
+            like = "".join(
+                "%" if p is Wildcard.ANY_RUN else "_" if p is Wildcard.ONE_CHAR else _like_escape(p)
+                for p in parts
+            )
+            return text.like(like, escape="\\")
+        glob = "".join(
+            "*" if p is Wildcard.ANY_RUN else "?" if p is Wildcard.ONE_CHAR else _glob_escape(p)
+            for p in parts
+        )
+        return _test(text, "GLOB", glob)
+
+
+def _test(left: ColumnElement[str], op: str, right: Any) -> ColumnElement[bool]:
+    """LEFT OP RIGHT for an operator SQLAlchemy does not know, as a boolean (so that it can
+    be negated and combined)."""
+    return left.op(op, is_comparison=True)(right)
+
+
+def _like_escape(text: str) -> str:
+    return re.sub(r"([\\%_])", r"\\\1", text)
+
+
+def _glob_escape(text: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", text)
+
+
+Ts = TypeVarTuple("Ts")
+
+
+@dataclasses.dataclass(frozen=True)
+class FilterSql:
+    """A filter as SQL: CONDITION over PARTITIONS and the PARTITION_KEY_VALS aliases in
+    KEY_VALUES (by INTEGER_IDX), which `apply` joins to a query over PARTITIONS."""
+
+    condition: ColumnElement[bool]
+    key_values: dict[int, NamedFromClause]
+
+    def apply(self, query: Select[*Ts]) -> Select[*Ts]:
+        """QUERY (over PARTITIONS) restricted to the partitions the filter selects.
+
+        Each key the filter names is one outer join on PARTITION_KEY_VALS's primary key
+        (PART_ID, INTEGER_IDX): one index lookup per partition and key. A missing row reads
+        as the default partition."""
+        partitions = m.Partition.__table__
+        for idx, kv in sorted(self.key_values.items()):
+            query = query.outerjoin(
+                kv, and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx))
+            )
+        return query.where(self.condition)
+
+
+def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> FilterSql:
+    """FLT as SQL for a table whose partition KEYS are (name, Hive type) in INTEGER_IDX
+    order, for the database DIALECT ("postgresql" or "sqlite").
+
+    Raises PartitionFilterError for a key the table does not have, a key type that cannot be
+    filtered, or a literal that does not fit its key's type."""
+    builder = _SqlBuilder(keys, _Dialect(dialect))
+    return FilterSql(builder.condition(flt), builder.key_values)
+
+
+def text_in_byte_order(text: ColumnElement[str], dialect: str) -> ColumnElement[str]:
+    """TEXT ordered and compared byte by byte on DIALECT (as HMS orders partition names)."""
+    return _Dialect(dialect).byte_order(text)
+
+
+class _SqlBuilder:
+    def __init__(self, keys: Sequence[tuple[str, str]], dialect: _Dialect) -> None:
+        self.keys = {name.lower(): (i, hive_type) for i, (name, hive_type) in enumerate(keys)}
+        self.dialect = dialect
+        self.key_values: dict[int, NamedFromClause] = {}
+
+    def condition(self, flt: Filter) -> ColumnElement[bool]:
+        match flt:
+            case Everything():
+                return true()
+            case And(operands):
+                return and_(*(self.condition(o) for o in operands))
+            case Or(operands):
+                return or_(*(self.condition(o) for o in operands))
+            case Not(operand):
+                return ~self.condition(operand)
+            case Compare(key, op, value):
+                kind, column = self._key(key)
+                return _compare(column, op, self._value(key, kind, value))
+            case Between(key, low, high, negated):
+                kind, column = self._key(key)
+                between = column.between(self._value(key, kind, low), self._value(key, kind, high))
+                return ~between if negated else between
+            case In(key, values, negated):
+                kind, column = self._key(key)
+                listed = [self._value(key, kind, v) for v in values]
+                return column.not_in(listed) if negated else column.in_(listed)
+            case Like(key, pattern):
+                return self._like(key, pattern)
+        raise AssertionError(f"not a filter: {flt!r}")
+
+    def _key(self, name: str) -> tuple[KeyKind, ColumnElement[Any]]:
+        """The kind of key NAME and the SQL of its value in a partition: text for string
+        keys, a BIGINT for integral keys, yyyy-mm-dd text for date keys; NULL where the
+        stored text is no integer or date. The casts are guarded by CASE, which PostgreSQL
+        evaluates in order, so that a bad value is never cast (it would raise)."""
+        found = self.keys.get(name.lower())
+        if found is None:
+            raise PartitionFilterError(
+                f"Specified key <{name}> is not a partitioning key for the table"
+            )
+        idx, hive_type = found
+        kind = key_kind(hive_type)
+        if kind is None:
+            raise PartitionFilterError(
+                f"Filtering on partition key {name} of type {hive_type} is not supported: "
+                "only keys of types string, varchar, char, tinyint, smallint, int, bigint "
+                "and date can be filtered"
+            )
+        kv = self.key_values.setdefault(idx, m.PartitionKeyValue.__table__.alias(f"kv{idx}"))
+        text: ColumnElement[str] = kv.c.PART_KEY_VAL
+        d = self.dialect
+        if kind == "string":
+            return kind, d.byte_order(func.coalesce(text, _sql_text(DEFAULT_PARTITION_VALUE)))
+        if kind == "integer":
+            return kind, case(
+                (and_(d.is_integer_text(text), _fits_int64(d, text)), cast(text, BigInteger))
+            )
+        return kind, d.byte_order(case((d.is_date_text(text), case((_is_real_day(text), text)))))
+
+    def _value(self, key: str, kind: KeyKind, value: Value) -> object:
+        """VALUE as the Python value compared with key KEY of KIND, or an error."""
+        if kind == "string":
+            if isinstance(value, StringValue):
+                return value.value
+            raise PartitionFilterError(
+                f"Partition key {key} is a string: compare it with a quoted string, "
+                f"not {_shown(value)}"
+            )
+        if kind == "integer":
+            number = value.value if isinstance(value, IntValue) else None
+            if isinstance(value, StringValue):
+                number = parse_integer(value.value)
+            if number is None:
+                raise PartitionFilterError(
+                    f"Partition key {key} is an integer: {_shown(value)} is not an integer"
+                )
+            return number
+        day = value.value if isinstance(value, DateValue) else None
+        if isinstance(value, StringValue):
+            day = parse_date(value.value)
+        if day is None:
+            raise PartitionFilterError(
+                f"Partition key {key} is a date: {_shown(value)} is not a date (yyyy-mm-dd)"
+            )
+        return day.isoformat()
+
+    def _like(self, key: str, pattern: Value) -> ColumnElement[bool]:
+        kind, column = self._key(key)
+        if kind != "string":
+            raise PartitionFilterError(f"'like' needs a string partition key; {key} is not")
+        if not isinstance(pattern, StringValue):
+            raise PartitionFilterError(f"'like' needs a quoted pattern, not {_shown(pattern)}")
+        return self.dialect.matches(column, like_parts(pattern.value))
+
+
+def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> ColumnElement[bool]:
+    match op:
+        case "=":
+            return column == value
+        case "!=":
+            return column != value
+        case "<":
+            return column < value
+        case "<=":
+            return column <= value
+        case ">":
+            return column > value
+        case ">=":
+            return column >= value
+    assert_never(op)
+
+
+def _fits_int64(d: _Dialect, text: ColumnElement[str]) -> ColumnElement[bool]:
+    """Integer TEXT is within the 64-bit range: at most 19 significant digits, and at most
+    9223372036854775807 (or ...808 after a minus) when there are 19. Compares digit strings
+    of equal length, so the cast that follows never overflows."""
+    digits = func.ltrim(func.ltrim(text, _sql_text("+-")), _sql_text("0"))
+    most = case(
+        (func.substr(text, _sql_int(1), _sql_int(1)) == _sql_text("-"), _sql_text(str(-INT64_MIN))),
+        else_=_sql_text(str(INT64_MAX)),
+    )
+    return or_(
+        func.length(digits) < _sql_int(19),
+        and_(func.length(digits) == _sql_int(19), d.byte_order(digits) <= most),
+    )
+
+
+def _is_real_day(text: ColumnElement[str]) -> ColumnElement[bool]:
+    """yyyy-mm-dd TEXT (digits checked before) names a day of the Gregorian calendar."""
+    year = cast(func.substr(text, _sql_int(1), _sql_int(4)), Integer)
+    month = cast(func.substr(text, _sql_int(6), _sql_int(2)), Integer)
+    day = cast(func.substr(text, _sql_int(9), _sql_int(2)), Integer)
+    leap = or_(
+        and_(year % _sql_int(4) == _sql_int(0), year % _sql_int(100) != _sql_int(0)),
+        year % _sql_int(400) == _sql_int(0),
+    )
+    days = case(
+        (month.in_([_sql_int(4), _sql_int(6), _sql_int(9), _sql_int(11)]), _sql_int(30)),
+        (month == _sql_int(2), case((leap, _sql_int(29)), else_=_sql_int(28))),
+        else_=_sql_int(31),
+    )
+    return and_(
+        year >= _sql_int(1),
+        month.between(_sql_int(1), _sql_int(12)),
+        day.between(_sql_int(1), days),
+    )
+
+
+def _shown(value: Value) -> str:
+    if isinstance(value, StringValue):
+        return repr(value.value)
+    if isinstance(value, DateValue):
+        return f"date '{value.value.isoformat()}'"
+    return str(value.value)

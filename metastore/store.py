@@ -11,9 +11,10 @@ from sqlalchemy import (
     select,
 )
 from sqlalchemy.orm import Session, aliased
-from sqlalchemy.sql.elements import KeyedColumnElement
+from sqlalchemy.sql.elements import ColumnElement, KeyedColumnElement
 
 from metastore import models as m
+from metastore.partition_filter import text_in_byte_order
 
 # ------------------------------------------------------------------------------------------
 # Databases
@@ -450,13 +451,13 @@ def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[
         s.scalars(
             select(m.Partition)
             .where(m.Partition.TBL_ID == tbl_id, m.Partition.PART_NAME.in_(part_names))
-            .order_by(m.Partition.PART_NAME)
+            .order_by(_by_name(s))
         )
     )
 
 
 def list_partitions(s: Session, tbl_id: int, limit: int | None = None) -> list[m.Partition]:
-    query = select(m.Partition).where(m.Partition.TBL_ID == tbl_id).order_by(m.Partition.PART_NAME)
+    query = select(m.Partition).where(m.Partition.TBL_ID == tbl_id).order_by(_by_name(s))
     if limit is not None and limit >= 0:
         query = query.limit(limit)
     return list(s.scalars(query))
@@ -478,18 +479,19 @@ def partitions_by_values(
                 & (key_value.INTEGER_IDX == index)
                 & (key_value.PART_KEY_VAL == value),
             )
-    query = query.order_by(m.Partition.PART_NAME)
+    query = query.order_by(_by_name(s))
     if limit is not None and limit >= 0:
         query = query.limit(limit)
     return list(s.scalars(query))
 
 
+def _by_name(s: Session) -> ColumnElement[str]:
+    """PART_NAME in byte order, as HMS orders partition names, whatever the collation."""
+    return text_in_byte_order(m.Partition.__table__.c.PART_NAME, s.get_bind().dialect.name)
+
+
 def partition_names(s: Session, tbl_id: int, limit: int | None = None) -> list[str]:
-    query = (
-        select(m.Partition.PART_NAME)
-        .where(m.Partition.TBL_ID == tbl_id)
-        .order_by(m.Partition.PART_NAME)
-    )
+    query = select(m.Partition.PART_NAME).where(m.Partition.TBL_ID == tbl_id).order_by(_by_name(s))
     if limit is not None and limit >= 0:
         query = query.limit(limit)
     return list(s.scalars(query))

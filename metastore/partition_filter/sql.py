@@ -86,7 +86,7 @@ def _sql_int(number: int) -> ColumnElement[int]:
 _DIGIT = "[0123456789]"
 
 
-class _Dialect:
+class Dialect:
     """What PostgreSQL and SQLite spell differently."""
 
     def __init__(self, name: str) -> None:
@@ -176,17 +176,20 @@ def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> Fi
 
     Raises PartitionFilterError for a key the table does not have, a key type that cannot be
     filtered, or a literal that does not fit its key's type."""
-    builder = _SqlBuilder(keys, _Dialect(dialect))
+    builder = SqlBuilder(keys, Dialect(dialect))
     return FilterSql(builder.condition(flt), builder.key_values)
 
 
 def text_in_byte_order(text: ColumnElement[str], dialect: str) -> ColumnElement[str]:
     """TEXT ordered and compared byte by byte on DIALECT (as HMS orders partition names)."""
-    return _Dialect(dialect).byte_order(text)
+    return Dialect(dialect).byte_order(text)
 
 
-class _SqlBuilder:
-    def __init__(self, keys: Sequence[tuple[str, str]], dialect: _Dialect) -> None:
+class SqlBuilder:
+    """Filters as SQL over a table's partitions. `_key` gives the SQL of a key's value;
+    table_sql.TableFilterBuilder overrides it for HMS's table filters."""
+
+    def __init__(self, keys: Sequence[tuple[str, str]], dialect: Dialect) -> None:
         self.keys = {name.lower(): (i, hive_type) for i, (name, hive_type) in enumerate(keys)}
         self.dialect = dialect
         self.key_values: dict[int, NamedFromClause] = {}
@@ -298,7 +301,7 @@ def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> Column
     assert_never(op)
 
 
-def _fits_int64(d: _Dialect, text: ColumnElement[str]) -> ColumnElement[bool]:
+def _fits_int64(d: Dialect, text: ColumnElement[str]) -> ColumnElement[bool]:
     """Integer TEXT is within the 64-bit range: at most 19 significant digits, and at most
     9223372036854775807 (or ...808 after a minus) when there are 19. Compares digit strings
     of equal length, so the cast that follows never overflows."""

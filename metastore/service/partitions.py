@@ -14,10 +14,11 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, store
+from metastore import convert, store, store_filter
 from metastore import models as m
 from metastore import names as naming
 from metastore.db import on_commit
+from metastore.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.service.base import ServiceBase, call
 
 
@@ -327,3 +328,39 @@ class PartitionCalls(ServiceBase):
         assert part_vals is not None
         name = naming.make_partition_name(keys, part_vals)
         return self._partition_structs(s, database, table, [self._partition(s, table, name)])[0]
+
+    # -- filters --------------------------------------------------------------------------
+
+    def _filtered(
+        self, s: Session, db_name: str, tbl_name: str, filter_text: str | None
+    ) -> tuple[m.Database, m.Table, list[tuple[str, str]], Filter]:
+        database, table = self._table(s, db_name, tbl_name)
+        keys = [(k.PKEY_NAME, k.PKEY_TYPE) for k in store.partition_keys(s, table.TBL_ID)]
+        try:
+            return database, table, keys, parse_filter(filter_text or "")
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None
+
+    @call(write=False)
+    def get_partitions_by_filter(
+        self, s: Session, db_name: str, tbl_name: str, filter: str | None, max_parts: int
+    ) -> list[t.Partition]:
+        """The partitions FILTER selects (HMS's filter grammar, evaluated by the database;
+        see metastore.partition_filter), in name order. A filter that does not parse is a
+        MetaException starting "Error parsing partition filter", which Spark relies on."""
+        database, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
+        try:
+            found = store_filter.partitions_by_filter(s, table.TBL_ID, keys, flt, max_parts)
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None
+        return self._partition_structs(s, database, table, found)
+
+    @call(write=False)
+    def get_num_partitions_by_filter(
+        self, s: Session, db_name: str, tbl_name: str, filter: str | None
+    ) -> int:
+        _, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
+        try:
+            return store_filter.count_partitions_by_filter(s, table.TBL_ID, keys, flt)
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None

@@ -16,6 +16,8 @@ from sqlalchemy.orm import Session
 from hive_metastore_thrift import ttypes as t
 from metastore import convert, names, spark_stats, store, warehouse
 from metastore import models as m
+from metastore.partition_filter import PartitionFilterError, parse_filter
+from metastore.partition_filter.table_sql import table_filter_condition
 from metastore.service.base import call, received_parameters
 from metastore.service.stats_writes import StatisticsWrites
 
@@ -157,6 +159,31 @@ class TableCalls(StatisticsWrites):
     ) -> list[str]:
         database = self._database_for_listing(s, db_name)
         return store.table_names(s, database.DB_ID, pattern, table_type=tableType or None)
+
+    @call(write=False)
+    def get_table_names_by_filter(
+        self, s: Session, dbname: str, filter: str | None, max_tables: int
+    ) -> list[str]:
+        """Tables whose owner, last access time or parameters match FILTER, e.g. Trino's
+        `hive_filter_field_params__presto_view = "true"` (see partition_filter.table_sql)."""
+        try:
+            database = self._database(s, dbname)
+        except t.NoSuchObjectException as e:
+            raise t.UnknownDBException(e.message) from None
+        try:
+            condition = table_filter_condition(
+                parse_filter(filter or ""), s.get_bind().dialect.name
+            )
+        except PartitionFilterError as e:
+            raise t.InvalidOperationException(str(e)) from None
+        query = (
+            select(m.Table.TBL_NAME)
+            .where(m.Table.DB_ID == database.DB_ID, condition)
+            .order_by(m.Table.TBL_NAME)
+        )
+        if max_tables is not None and max_tables >= 0:
+            query = query.limit(max_tables)
+        return list(s.scalars(query))
 
     @call(write=False)
     def get_table_meta(

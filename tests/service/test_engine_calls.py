@@ -298,3 +298,32 @@ def test_drops_by_request_and_with_environment_context(client: Client, db_name: 
     request.parts = t.RequestPartsSpec(exprs=[t.DropPartitionsExpr(expr=b"kryo")])
     with pytest.raises(t.MetaException, match="expressions"):
         client.drop_partitions_req(request)
+
+
+def test_partitions_by_filter_as_spark_sends_them(client: Client, db_name: str) -> None:
+    two_keys(client, db_name)  # (2024-01-01, 1), (2024-01-01, 2), (2024-01-02, 1), (a/b, 3)
+
+    def names(flt: str, max_parts: int = -1) -> list[str]:
+        found = client.get_partitions_by_filter(db_name, "t", flt, max_parts)
+        assert client.get_num_partitions_by_filter(db_name, "t", flt) == len(
+            client.get_partitions_by_filter(db_name, "t", flt, -1)
+        )
+        return ["/".join(p.values) for p in found]
+
+    assert names('ds = "2024-01-01" and hr = 1') == ["2024-01-01/1"]
+    assert names('(ds = "2024-01-02" or hr = 3)') == ["2024-01-02/1", "a/b/3"]
+    assert names("(hr) in (2, 3)") == ["2024-01-01/2", "a/b/3"]
+    assert names('ds like "2024-01.*"') == ["2024-01-01/1", "2024-01-01/2", "2024-01-02/1"]
+    assert names('"2024-01-02" <= ds') == ["2024-01-02/1", "a/b/3"]
+    assert names("hr between 2 and 3") == ["2024-01-01/2", "a/b/3"]
+    assert names("") == names("hr >= 0")
+    assert names("hr > 0", max_parts=2) == ["2024-01-01/1", "2024-01-01/2"]
+    with pytest.raises(t.MetaException) as parse_error:
+        client.get_partitions_by_filter(db_name, "t", 'ds == "a"', -1)
+    assert parse_error.value.message.startswith("Error parsing partition filter")
+    with pytest.raises(t.MetaException, match="not a partitioning key"):
+        client.get_num_partitions_by_filter(db_name, "t", 'id = "a"')
+    with pytest.raises(t.MetaException, match="is an integer"):
+        client.get_partitions_by_filter(db_name, "t", 'hr = "x"', -1)
+    with pytest.raises(t.NoSuchObjectException):
+        client.get_partitions_by_filter(db_name, "missing", "hr = 1", -1)

@@ -7,6 +7,7 @@ CI=true, where they fail.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import os
 import sys
@@ -90,14 +91,15 @@ def migrated_url(
 
 
 class RunningServer:
+    """A server as SETTINGS describe it, in a thread of this process, on a free loopback port
+    (with at most 8 workers)."""
+
     def __init__(self, url: str, settings: Settings) -> None:
         self.engine = db.create_engine(url, pool_size=4)
-        self.server = MetastoreServer(
-            Handler(db.Transactions(self.engine), settings),
-            "127.0.0.1",
-            0,
-            framed=settings.framed,
-            workers=8,
+        settings = dataclasses.replace(settings, workers=min(settings.workers, 8))
+        self.handler = Handler(db.Transactions(self.engine), settings)
+        self.server = MetastoreServer.from_settings(
+            self.handler, settings, host="127.0.0.1", port=0
         )
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()

@@ -5,9 +5,11 @@ HiveMetaStore.audit lines:
     db=sales tbl=orders outcome=ok
 
 (one line). `ugi` is the user rights were checked for; with authentication off it is the user
-the client claims (set_ugi), marked `claimed=true`. `outcome` is `ok`, `refused` (no right) or
-`failed:<exception>`. Names come from the call's arguments; values with spaces, quotes, `=` or
-control characters are written as JSON strings, so a crafted name cannot forge a line.
+the client claims (set_ugi), marked `claimed=true`. `outcome` is `ok`, `refused` (no right),
+`failed:<exception>` or `unknown:MetaException` (the commit's outcome is unknown). Names come
+from the call's arguments (a key's value runs to the next space); values with spaces, quotes,
+backslashes or control characters are written as JSON strings, so a crafted name cannot
+forge a line or a field.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from metastore.access import ANONYMOUS, ConnectionContext
 
 log = logging.getLogger("metastore.audit")
 
-_PLAIN = re.compile(r"[^\s\"=\\]{1,200}")
+_PLAIN = re.compile(r"[^\s\"\\]{1,200}")
 _MAX_VALUE = 200
 
 
@@ -66,7 +68,7 @@ class _Target:
         elif isinstance(value, t.SetPartitionsStatsRequest):
             entries = value.colStats or []
             if entries:
-                self.add(entries[0].statsDesc)
+                self.add(entries[0])
                 if len(entries) > 1:
                     self.fields.pop("part", None)
                     self.set("entries", len(entries))

@@ -512,7 +512,7 @@ class MetastoreServer:
             release_connection(token)
         self.counters.add("calls")
         reply = replies.getvalue()
-        if not reply:  # a oneway call
+        if message.oneway or not reply:
             return True
         if self._peer_closed(client.sock):
             log.warning(

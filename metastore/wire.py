@@ -78,6 +78,9 @@ class Message:
 
     data: bytes
     name: str
+    oneway: bool = False
+    """A oneway call gets no reply, whatever the processor writes (Hive's client sends fb303's
+    oneway shutdown() and closes the connection at once)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +128,7 @@ class MessageScanner:
     def reset(self) -> None:
         self.name: str | None = None
         """The method, once the header is read."""
+        self.oneway = False
         self._pos = 0
         self._stack: list[list[int]] = []
 
@@ -164,6 +168,7 @@ class MessageScanner:
         if kind not in (CALL, ONEWAY):
             raise ProtocolError(f"message type {kind} is not a call")
         self.name = bytes(buf[name_at : name_at + name_len]).decode("utf-8", "replace")
+        self.oneway = kind == ONEWAY
         self._pos = end
         self._stack = [[_IN_STRUCT]]
         return True
@@ -353,7 +358,8 @@ class UnframedCodec:
         end = self._scanner.scan(self._buffer)
         if end is None:
             return None
-        message = Message(bytes(self._buffer[:end]), self._scanner.name or "")
+        scanner = self._scanner
+        message = Message(bytes(self._buffer[:end]), scanner.name or "", scanner.oneway)
         del self._buffer[:end]
         self._scanner.reset()
         return message
@@ -396,7 +402,7 @@ class FramedCodec:
             raise ProtocolError(
                 "frame holds an incomplete message" if end is None else "frame holds extra bytes"
             )
-        return Message(frame, scanner.name or "")
+        return Message(frame, scanner.name or "", scanner.oneway)
 
     def encode(self, reply: bytes) -> bytes:
         return _U32.pack(len(reply)) + reply

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import shutil
 import sys
 import threading
 import uuid
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
+from java_tools import unavailable
+from kdc import KerberosRealm, missing_tools
+from pki import Pki
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
@@ -181,3 +185,36 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kerberos_realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KerberosRealm]:
+    """A KDC for COLSTATS.TEST on 127.0.0.1, started for the session. Its KRB5_CONFIG and
+    replay-cache directory are set in this process's environment for the session: servers
+    started in process accept tickets with them, Python clients get tickets with them."""
+    missing = missing_tools()
+    if missing:
+        unavailable(f"{', '.join(missing)} not found (apt-get install krb5-kdc krb5-user)")
+    for module in ("gssapi", "puresasl", "kerberos"):
+        if importlib.util.find_spec(module) is None:
+            unavailable(f"the {module} package is missing (pip install -e '.[kerberos,test]')")
+    realm = KerberosRealm(tmp_path_factory.mktemp("krb")).start()
+    saved = {key: os.environ.get(key) for key in realm.env}
+    os.environ.update(realm.env)
+    try:
+        yield realm
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        realm.stop()
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    """A test CA with server and client certificates (see tests/pki.py)."""
+    if shutil.which("openssl") is None:
+        unavailable("openssl is not installed")
+    return Pki(tmp_path_factory.mktemp("pki")).make()

@@ -77,6 +77,14 @@ def test_the_method_name_is_read_from_both_header_forms() -> None:
         scanner = MessageScanner(Limits())
         assert scanner.scan(data) == len(data)
         assert scanner.name == name
+        assert not scanner.oneway
+
+
+def test_oneway_calls_are_marked() -> None:
+    codec = UnframedCodec(Limits())
+    codec.feed(encode("shutdown", H.get_all_databases_args(), kind=TMessageType.ONEWAY))
+    message = codec.next_message()
+    assert message is not None and message.oneway and message.name == "shutdown"
 
 
 def _refused(data: bytes, limits: Limits | None = None) -> str:

@@ -27,12 +27,11 @@ import contextvars
 import dataclasses
 import enum
 import grp
-import logging
 import os
 import pwd
+import threading
+import time
 from collections.abc import Iterable, Mapping
-
-log = logging.getLogger(__name__)
 
 
 class Right(enum.Enum):
@@ -157,8 +156,28 @@ def parse_group_mapping(text: str) -> dict[str, tuple[str, ...]]:
     return mapping
 
 
+_GROUPS_CACHE_SECONDS = 300.0  # like Hadoop's hadoop.security.groups.cache.secs
+_groups_cache: dict[str, tuple[float, tuple[str, ...]]] = {}
+_groups_lock = threading.Lock()
+
+
 def unix_groups(user: str) -> tuple[str, ...]:
-    """USER's groups on this host (Hadoop's default mapping); none for an unknown user."""
+    """USER's groups on this host (Hadoop's default mapping), cached for 5 minutes (a lookup
+    may go to LDAP through NSS); none for an unknown user."""
+    now = time.monotonic()
+    with _groups_lock:
+        cached = _groups_cache.get(user)
+    if cached is not None and now - cached[0] < _GROUPS_CACHE_SECONDS:
+        return cached[1]
+    groups = _lookup_groups(user)
+    with _groups_lock:
+        if len(_groups_cache) > 10_000:
+            _groups_cache.clear()
+        _groups_cache[user] = (now, groups)
+    return groups
+
+
+def _lookup_groups(user: str) -> tuple[str, ...]:
     try:
         gid = pwd.getpwnam(user).pw_gid
         ids = os.getgrouplist(user, gid)

@@ -17,7 +17,7 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     request_timeout = 60.0
     max_message_size = 104857600
     max_container_size = 1000000
-    # Security: "plain", "kerberos" or "tls"
+    # Security: "plain" (default), "kerberos" or "tls", and the keys of that mode
     security = "kerberos"
     kerberos_keytab = "/etc/security/keytabs/hive.service.keytab"
     kerberos_principal = "hive/_HOST@EXAMPLE.COM"
@@ -25,7 +25,7 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     tls_cert = "/etc/colstats/server.crt"
     tls_key = "/etc/colstats/server.key"
     tls_client_ca = "/etc/colstats/clients-ca.crt"   # optional: client certificates
-    # Rights (user names, principals, @group, or "*")
+    # Rights (user names, principals, @group, or "*"); see metastore.access.Policy
     writers = ["etl", "@analysts"]
     droppers = ["etl"]
     admins = ["hive"]

@@ -170,15 +170,16 @@ class MetastoreServer:
         *,
         host: str | None = None,
         port: int | None = None,
+        security: Security | None = None,
     ) -> MetastoreServer:
-        """A server as SETTINGS describe it (HOST and PORT, when given, instead of theirs);
-        SettingsError when the security settings cannot be used."""
+        """A server as SETTINGS describe it (HOST, PORT and SECURITY, when given, instead of
+        theirs); SettingsError when the security settings cannot be used."""
         return cls(
             handler,
             settings.host if host is None else host,
             settings.port if port is None else port,
             workers=settings.workers,
-            security=build_security(settings),
+            security=security or build_security(settings),
             max_connections=settings.max_connections,
             idle_timeout=settings.idle_timeout,
             request_timeout=settings.request_timeout,

@@ -8,7 +8,6 @@ import sys
 from typing import Any
 
 from metastore import config
-from metastore.config import SettingsError
 
 
 def add_parser(commands: Any) -> None:
@@ -117,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     from metastore import db
     from metastore.access import Right
     from metastore.cli import EXIT_USAGE, configure_logging
+    from metastore.security import build as build_security
     from metastore.server import MetastoreServer
     from metastore.service import Handler
 
@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
     logging.getLogger("metastore.audit").setLevel(logging.INFO)  # whatever the log level
     if settings.audit_log:
         configure_audit_log(settings.audit_log)
+    security = build_security(settings)  # an unusable keytab or certificate: before anything
     url = settings.database_url()
     if settings.migrate:
         db.upgrade(url)
@@ -149,11 +150,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     engine = db.create_engine(url, pool_size=min(settings.workers, 20))
     handler = Handler(db.Transactions(engine), settings)
-    try:
-        server = MetastoreServer.from_settings(handler, settings)
-    except SettingsError:
-        engine.dispose()
-        raise
+    server = MetastoreServer.from_settings(handler, settings, security=security)
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", db.safe_url(url))

@@ -12,8 +12,29 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     migrate = true
     warehouse = "/data/warehouse"
     log_level = "INFO"
+    # Connections and limits
+    max_connections = 10000
+    idle_timeout = 3600.0
+    request_timeout = 60.0
+    max_message_size = 104857600
+    max_container_size = 1000000
+    # Security: "plain" (default), "kerberos" or "tls", and the keys of that mode
+    security = "kerberos"
+    kerberos_keytab = "/etc/security/keytabs/hive.service.keytab"
+    kerberos_principal = "hive/_HOST@EXAMPLE.COM"
+    kerberos_qop = "auth-conf"
+    tls_cert = "/etc/colstats/server.crt"
+    tls_key = "/etc/colstats/server.key"
+    tls_client_ca = "/etc/colstats/clients-ca.crt"   # optional: client certificates
+    # Rights (user names, principals, @group, or "*"); see metastore.access.Policy
+    writers = ["etl", "@analysts"]
+    droppers = ["etl"]
+    admins = ["hive"]
+    group_mapping = "etl=etl;alice=analysts"
+    audit_log = "/var/log/colstats/audit.log"
 
-Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB.
+Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB. Lists
+are comma-separated there (METASTORE_WRITERS="etl,@analysts") and on the command line.
 """
 
 from __future__ import annotations
@@ -27,6 +48,9 @@ from typing import Any
 
 class SettingsError(ValueError):
     """A settings file, variable or flag that cannot be used; the message names it."""
+
+
+SECURITY_MODES = ("plain", "kerberos", "tls")
 
 
 def default_data_dir() -> Path:
@@ -59,6 +83,66 @@ class Settings:
     metastore.warehouse.dir; None means a folder `warehouse` in the data directory."""
     log_level: str = "INFO"
 
+    max_connections: int = 10_000
+    """Open client connections at most; a connection beyond it is closed at once."""
+    idle_timeout: float = 3600.0
+    """Seconds a connection may wait between calls before it is closed; 0: never."""
+    request_timeout: float = 60.0
+    """Seconds to receive a whole request, to finish a TLS or Kerberos handshake, and to
+    write a reply."""
+    max_message_size: int = 100 * 1024 * 1024
+    """Largest request in bytes (HMS's hive.metastore.server.max.message.size)."""
+    max_container_size: int = 1_000_000
+    """Most elements in one list, set or map of a request."""
+
+    security: str = "plain"
+    """plain, kerberos (SASL GSSAPI) or tls."""
+    kerberos_keytab: str | None = None
+    kerberos_principal: str | None = None
+    """The service principal, e.g. hive/_HOST@EXAMPLE.COM (_HOST: this host's name); unset:
+    any principal of the keytab."""
+    kerberos_qop: str = "auth-conf"
+    """QOPs offered: auth, auth-int, auth-conf (or Hadoop's names), comma-separated."""
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_client_ca: str | None = None
+    """With tls: require client certificates signed by this CA; the subject's CN is the user."""
+
+    writers: tuple[str, ...] | None = None
+    droppers: tuple[str, ...] | None = None
+    admins: tuple[str, ...] | None = None
+    group_mapping: str = ""
+    """Groups per user, Hadoop's static mapping format: "alice=etl,ops;bob=etl"."""
+    audit_log: str | None = None
+    """A file for the audit lines (logger metastore.audit); unset: the server's log."""
+
+    @property
+    def authentication(self) -> bool:
+        """Whether the transport proves who the caller is (Kerberos, or TLS client certs)."""
+        return self.security == "kerberos" or (self.security == "tls" and bool(self.tls_client_ca))
+
+    def check(self) -> None:
+        """Raise SettingsError for settings that cannot work together."""
+        if self.security not in SECURITY_MODES:
+            raise SettingsError(
+                f"security must be one of {', '.join(SECURITY_MODES)}, not {self.security!r}"
+            )
+        if self.security == "kerberos" and not self.kerberos_keytab:
+            raise SettingsError("security = kerberos needs kerberos_keytab")
+        if self.security == "tls" and not (self.tls_cert and self.tls_key):
+            raise SettingsError("security = tls needs tls_cert and tls_key")
+        for key in ("max_connections", "max_message_size", "max_container_size"):
+            if getattr(self, key) < 1:
+                raise SettingsError(f"{key} must be at least 1")
+        if self.idle_timeout < 0 or self.request_timeout <= 0:
+            raise SettingsError("idle_timeout must be 0 or more, request_timeout more than 0")
+        from metastore.access import parse_group_mapping
+
+        try:
+            parse_group_mapping(self.group_mapping)
+        except ValueError as e:
+            raise SettingsError(f"group_mapping: {e}") from None
+
     def database_url(self) -> str:
         if self.db:
             return self.db
@@ -85,13 +169,21 @@ def _coerce(key: str, value: Any, source: str) -> Any:
         if lowered in ("0", "false", "no", "off"):
             return False
         raise SettingsError(f"{source}: {key} must be true or false, not {value!r}")
-    if kind == "int":
-        if isinstance(value, bool):
-            raise SettingsError(f"{source}: {key} must be an integer, not {value!r}")
+    if kind in ("int", "float"):
+        number = int if kind == "int" else float
+        noun = "an integer" if kind == "int" else "a number"
+        if isinstance(value, bool) or (kind == "int" and isinstance(value, float)):
+            raise SettingsError(f"{source}: {key} must be {noun}, not {value!r}")
         try:
-            return int(value)
+            return number(value)
         except (TypeError, ValueError):
-            raise SettingsError(f"{source}: {key} must be an integer, not {value!r}") from None
+            raise SettingsError(f"{source}: {key} must be {noun}, not {value!r}") from None
+    if kind.startswith("tuple[str"):
+        if isinstance(value, str):
+            return tuple(item.strip() for item in value.split(",") if item.strip())
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+        raise SettingsError(f"{source}: {key} must be a list of names, not {value!r}")
     if value is not None and not isinstance(value, str):
         raise SettingsError(f"{source}: {key} must be text, not {value!r}")
     return value
@@ -129,4 +221,6 @@ def load(config_file: str | None = None, **flags: Any) -> Settings:
             raise TypeError(f"unknown setting {key!r}")
         if value is not None:
             values[key] = _coerce(key, value, f"--{key.replace('_', '-')}")
-    return Settings(**values)
+    settings = Settings(**values)
+    settings.check()
+    return settings

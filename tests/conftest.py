@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -20,6 +21,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
+from java_tools import unavailable
+from kdc import KerberosRealm, missing_tools
+from pki import Pki
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
@@ -92,18 +96,18 @@ def migrated_url(
 
 
 class RunningServer:
+    """A server as SETTINGS describe it, in a thread of this process, on a free loopback port
+    (with at most 8 workers)."""
+
     def __init__(self, url: str, settings: Settings) -> None:
         if settings.warehouse is None:  # never the user's data directory
             settings = dataclasses.replace(settings, warehouse=tempfile.mkdtemp(prefix="wh-"))
         self.engine = db.create_engine(url, pool_size=4)
-        handler = Handler(db.Transactions(self.engine), settings)
-        handler.ensure_default_database()
-        self.server = MetastoreServer(
-            handler,
-            "127.0.0.1",
-            0,
-            framed=settings.framed,
-            workers=8,
+        settings = dataclasses.replace(settings, workers=min(settings.workers, 8))
+        self.handler = Handler(db.Transactions(self.engine), settings)
+        self.handler.ensure_default_database()
+        self.server = MetastoreServer.from_settings(
+            self.handler, settings, host="127.0.0.1", port=0
         )
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -185,3 +189,36 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kerberos_realm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KerberosRealm]:
+    """A KDC for COLSTATS.TEST on 127.0.0.1, started for the session. Its KRB5_CONFIG and
+    replay-cache directory are set in this process's environment for the session: servers
+    started in process accept tickets with them, Python clients get tickets with them."""
+    missing = missing_tools()
+    if missing:
+        unavailable(f"{', '.join(missing)} not found (apt-get install krb5-kdc krb5-user)")
+    for module in ("gssapi", "puresasl", "kerberos"):
+        if importlib.util.find_spec(module) is None:
+            unavailable(f"the {module} package is missing (pip install -e '.[kerberos,test]')")
+    realm = KerberosRealm(tmp_path_factory.mktemp("krb")).start()
+    saved = {key: os.environ.get(key) for key in realm.env}
+    os.environ.update(realm.env)
+    try:
+        yield realm
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        realm.stop()
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    """A test CA with server and client certificates (see tests/pki.py)."""
+    if shutil.which("openssl") is None:
+        unavailable("openssl is not installed")
+    return Pki(tmp_path_factory.mktemp("pki")).make()

@@ -60,6 +60,29 @@ def test_bad_settings_are_one_line_and_exit_2(
     assert code == EXIT_USAGE and "unknown setting(s) colour" in err
 
 
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--security", "tls", "--tls-cert", "/none"), "security = tls needs tls_cert and tls_key"),
+        (
+            ("--security", "tls", "--tls-cert", "/none", "--tls-key", "/none"),
+            "cannot use the TLS certificate, key or client CA",
+        ),
+        (("--security", "kerberos"), "security = kerberos needs kerberos_keytab"),
+        (("--security", "ldap"), "security must be one of plain, kerberos, tls, not 'ldap'"),
+        (("--idle-timeout", "-1"), "idle_timeout must be 0 or more"),
+        (("--max-connections", "0"), "max_connections must be at least 1"),
+        (("--group-mapping", "alice"), "group_mapping: group mapping entry 'alice'"),
+    ],
+)
+def test_unusable_security_settings_stop_serve_before_the_database_is_touched(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    code, _, err = run(capsys, "serve", "--db", f"sqlite:///{tmp_path / 'm.db'}", *flags)
+    assert code == EXIT_USAGE and message in err, err
+    assert not (tmp_path / "m.db").exists()
+
+
 def test_serve_refuses_an_old_schema_without_migrating(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

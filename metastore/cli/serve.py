@@ -26,7 +26,7 @@ def add_parser(commands: Any) -> None:
         default=None,
         help="framed transport (HMS clients use unframed, the default)",
     )
-    serve.add_argument("--workers", type=int, help="connections served at once (default 100)")
+    serve.add_argument("--workers", type=int, help="calls run at once (default 100)")
     serve.add_argument(
         "--fetch-bitvector",
         action="store_true",
@@ -52,12 +52,76 @@ def add_parser(commands: Any) -> None:
         "(default $METASTORE_HOME/warehouse)",
     )
     serve.add_argument("--log-level", help="DEBUG logs every call (default INFO)")
+    limits = serve.add_argument_group("connections and limits")
+    limits.add_argument(
+        "--max-connections", type=int, help="open connections at most (default 10000)"
+    )
+    limits.add_argument(
+        "--idle-timeout", type=float, help="close connections idle this long, s (default 3600)"
+    )
+    limits.add_argument(
+        "--request-timeout",
+        type=float,
+        help="time to receive a request, finish a handshake or send a reply, s (default 60)",
+    )
+    limits.add_argument("--max-message-size", type=int, help="largest request, bytes (100 MiB)")
+    limits.add_argument(
+        "--max-container-size", type=int, help="most elements of a list or map (1000000)"
+    )
+    security = serve.add_argument_group("security")
+    security.add_argument("--security", help="plain (default), kerberos or tls")
+    security.add_argument("--kerberos-keytab", help="the service's keytab")
+    security.add_argument(
+        "--kerberos-principal", help="e.g. hive/_HOST@EXAMPLE.COM (default: any in the keytab)"
+    )
+    security.add_argument("--kerberos-qop", help="auth, auth-int, auth-conf (default auth-conf)")
+    security.add_argument("--tls-cert", help="the server's certificate chain (PEM)")
+    security.add_argument("--tls-key", help="its private key (PEM)")
+    security.add_argument("--tls-client-ca", help="require client certificates from this CA")
+    security.add_argument("--writers", help="who may create and change: alice,@etl,* ")
+    security.add_argument("--droppers", help="who may drop and delete statistics")
+    security.add_argument("--admins", help="who holds every right")
+    security.add_argument("--group-mapping", help='groups per user: "alice=etl,ops;bob=etl"')
+    security.add_argument("--audit-log", help="a file for the audit lines")
     serve.set_defaults(run=run)
+
+
+_SECURITY_AND_LIMITS = (
+    "max_connections",
+    "idle_timeout",
+    "request_timeout",
+    "max_message_size",
+    "max_container_size",
+    "security",
+    "kerberos_keytab",
+    "kerberos_principal",
+    "kerberos_qop",
+    "tls_cert",
+    "tls_key",
+    "tls_client_ca",
+    "writers",
+    "droppers",
+    "admins",
+    "group_mapping",
+    "audit_log",
+)
+
+
+def configure_audit_log(path: str) -> None:
+    """Audit lines to PATH only, one per line with a time stamp."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    audit = logging.getLogger("metastore.audit")
+    audit.addHandler(handler)
+    audit.setLevel(logging.INFO)
+    audit.propagate = False
 
 
 def run(args: argparse.Namespace) -> int:
     from metastore import db
+    from metastore.access import Right
     from metastore.cli import EXIT_USAGE, configure_logging
+    from metastore.security import build as build_security
     from metastore.server import MetastoreServer
     from metastore.service import Handler
 
@@ -73,8 +137,13 @@ def run(args: argparse.Namespace) -> int:
         migrate=args.migrate,
         warehouse=args.warehouse,
         log_level=args.log_level,
+        **{key: getattr(args, key) for key in _SECURITY_AND_LIMITS},
     )
     configure_logging(settings.log_level)
+    logging.getLogger("metastore.audit").setLevel(logging.INFO)  # whatever the log level
+    if settings.audit_log:
+        configure_audit_log(settings.audit_log)
+    security = build_security(settings)  # an unusable keytab or certificate: before anything
     url = settings.database_url()
     if settings.migrate:
         db.upgrade(url)
@@ -88,15 +157,21 @@ def run(args: argparse.Namespace) -> int:
     engine = db.create_engine(url, pool_size=min(settings.workers, 20))
     handler = Handler(db.Transactions(engine), settings)
     handler.ensure_default_database()
-    server = MetastoreServer(
-        handler,
-        settings.host,
-        settings.port,
-        framed=settings.framed,
-        workers=settings.workers,
-    )
+    server = MetastoreServer.from_settings(handler, settings, security=security)
     server.install_signal_handlers()
-    logging.getLogger("metastore").info("database %s", db.safe_url(url))
+    log = logging.getLogger("metastore")
+    log.info("database %s", db.safe_url(url))
+    log.info("%s", handler.policy.describe())
+    if not settings.authentication and "*" in handler.policy.holders[Right.WRITE]:
+        log.warning(
+            "authentication is off: any client that reaches this port may create, change and "
+            "drop anything (set security = kerberos, or tls with tls_client_ca)"
+        )
+    elif settings.authentication and handler.policy.read_only:
+        log.warning(
+            "no writers, droppers or admins are configured: every call that changes "
+            "something will be refused"
+        )
     server.serve_forever()
     engine.dispose()
     return 0

@@ -1,6 +1,6 @@
-"""What every domain of the handler shares: the `call` decorator (one transaction per call,
-logging, translation to declared exceptions) and the lookups of databases, tables and
-partitions by the names a call gives.
+"""What every domain of the handler shares: the `call` decorator (authorization, audit, one
+transaction per call, logging, translation to declared exceptions) and the lookups of
+databases, tables and partitions by the names a call gives.
 
 Every error a caller can cause is answered with an exception the method declares, with a
 message that names the object at fault. Anything unexpected is logged with its traceback
@@ -10,6 +10,7 @@ and answered with MetaException, never with the INTERNAL_ERROR that Java HMS giv
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -19,8 +20,9 @@ from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
 from metastore import accurate as accurate_
-from metastore import convert, names, spark_stats, stats_store, store
+from metastore import audit, convert, names, spark_stats, stats_store, store
 from metastore import models as m
+from metastore.access import Policy, current_connection, parse_group_mapping, required_right
 from metastore.config import Settings
 from metastore.db import CommitOutcomeUnknown, Transactions, on_commit
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -47,6 +49,9 @@ S = TypeVar("S", bound="ServiceBase")
 P = ParamSpec("P")
 R = TypeVar("R")
 
+CHANGING_CALLS: set[str] = set()
+"""The names of the `call(write=True)` methods; each must have its right in access.RIGHTS."""
+
 
 def call(
     *, write: bool, one_query: bool = False
@@ -55,6 +60,11 @@ def call(
     CALL(self, *args), run in one transaction (Transactions.run: retried where a new attempt
     fixes the failure), logged, with every error translated to a declared exception.
 
+    Before the transaction, the caller of the current connection (metastore.access) must hold
+    the call's right, else MetaException names the missing right. A WRITE call is a change:
+    it needs the right access.RIGHTS gives it (admin when missing from the table) and leaves
+    an audit line (metastore.audit) whatever its outcome.
+
     ONE_QUERY marks a read whose answer comes from one SELECT (one per 5,000 partition
     names; other queries only choose the exception of a failed call): on PostgreSQL it runs
     without BEGIN and COMMIT, one round trip instead of three.
@@ -62,10 +72,27 @@ def call(
 
     def decorate(method: Callable[Concatenate[S, Session, P], R]) -> Callable[Concatenate[S, P], R]:
         name = method.__name__
+        right = required_right(name, write)
+        signature = inspect.signature(method)
+        if write:
+            CHANGING_CALLS.add(name)
 
         @functools.wraps(method)
         def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
             started = time.perf_counter()
+            connection = current_connection()
+            policy = self.policy
+            target = ""
+            if write:
+                bound = signature.bind_partial(self, None, *args, **kwargs).arguments
+                target = audit.target({k: v for k, v in list(bound.items())[2:]})
+            if connection is not None and not policy.allows(connection, right):
+                message = policy.refusal(connection, right, name)
+                log.warning("%s refused: %s", name, message)
+                if write:
+                    audit.record(connection, policy.authentication, name, target, "refused")
+                raise t.MetaException(message)
+            outcome = "ok"
             try:
                 result = self.tx.run(
                     lambda s: method(self, s, *args, **kwargs),
@@ -74,19 +101,26 @@ def call(
                     one_query=one_query,
                 )
             except DECLARED as e:
+                outcome = f"failed:{type(e).__name__}"
                 log.warning("%s failed: %s: %s", name, type(e).__name__, e.message)
                 raise
             except names.InvalidNameError as e:
+                outcome = "failed:MetaException"
                 log.warning("%s failed: %s", name, e)
                 raise t.MetaException(str(e)) from None
             except CommitOutcomeUnknown as e:
+                outcome = "unknown:MetaException"
                 log.error("%s: %s", name, e)
                 raise t.MetaException(f"{name}: {e}") from None
             except Exception as e:
+                outcome = "failed:MetaException"
                 log.exception("%s failed unexpectedly", name)
                 raise t.MetaException(
                     f"internal error in {name}: {type(e).__name__}: {e}"
                 ) from None
+            finally:
+                if write:
+                    audit.record(connection, policy.authentication, name, target, outcome)
             log.debug("%s ok in %.1f ms", name, (time.perf_counter() - started) * 1e3)
             return result
 
@@ -138,6 +172,13 @@ class ServiceBase:
         self.tx = tx
         self.settings = settings
         self.warehouse = Warehouse(settings.warehouse_root())
+        self.policy = Policy(
+            authentication=settings.authentication,
+            writers=settings.writers,
+            droppers=settings.droppers,
+            admins=settings.admins,
+            group_mapping=parse_group_mapping(settings.group_mapping),
+        )
 
     def _database(self, s: Session, db_arg: str | None, catalog: str | None = None) -> m.Database:
         cat, db_name = names.split_catalog(db_arg)

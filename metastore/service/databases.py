@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from hive_metastore_thrift import ttypes as t
 from metastore import convert, names, store
 from metastore import models as m
+from metastore.access import current_connection
 from metastore.db import on_commit
 from metastore.service.base import ServiceBase, call
 
@@ -123,5 +124,10 @@ class DatabaseCalls(ServiceBase):
 
     def set_ugi(self, user_name: str, group_names: list[str] | None) -> list[str]:
         """Hive 2.3 clients (Spark) name their user first when SASL is off; HMS answers with
-        the groups. The name grants nothing."""
-        return list(group_names or [])
+        the groups. The claim names the caller for rights and the audit only while
+        authentication is off (see metastore.access)."""
+        groups = list(group_names or [])
+        connection = current_connection()
+        if user_name and connection is not None:
+            connection.claim(user_name, groups)
+        return groups

@@ -9,14 +9,12 @@ to compare exact values, and its `drop` phase drops the table and the database.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
+from java_tools import compile_java, pyspark_jars
 
 from hive_metastore_thrift import ttypes as t
 
@@ -92,40 +90,11 @@ DROP_CHECKS = (
 )
 
 
-def _unavailable(reason: str) -> NoReturn:
-    """Skip, except in CI, which installs pyspark and a JDK and so must run this test."""
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{reason}, and CI=true requires it")
-    pytest.skip(reason)
-
-
-def _jar(jars_dir: Path, pattern: str) -> Path:
-    found = sorted(jars_dir.glob(pattern))
-    if len(found) != 1:
-        _unavailable(f"expected one {pattern} in {jars_dir}, found {[p.name for p in found]}")
-    return found[0]
-
-
 @pytest.fixture(scope="module")
 def java_classpath(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The classpath of the compiled HiveClientInterop: its classes and pyspark's jars."""
-    spec = importlib.util.find_spec("pyspark")
-    if spec is None or spec.origin is None:
-        _unavailable("pyspark is not installed (pip install -e '.[spark]')")
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        _unavailable("javac or java is not installed (a JDK 17 is needed)")
-    jars_dir = Path(spec.origin).parent / "jars"
-    jars = os.pathsep.join(str(_jar(jars_dir, pattern)) for pattern in JARS)
-    classes = tmp_path_factory.mktemp("interop-classes")
-    compiled = subprocess.run(
-        ["javac", "-encoding", "UTF-8", "-d", str(classes), "-cp", jars, str(JAVA_SOURCE)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if compiled.returncode != 0:
-        pytest.fail(f"javac failed:\n{compiled.stdout}{compiled.stderr}")
-    return os.pathsep.join([str(classes), jars])
+    jars = pyspark_jars(JARS)
+    return compile_java(JAVA_SOURCE, jars, tmp_path_factory.mktemp("interop-classes"))
 
 
 def _run_java(classpath: str, port: int, db_name: str, mode: str, checks: tuple[str, ...]) -> None:

@@ -258,3 +258,20 @@ def test_group_mapping_and_rights_settings_are_checked() -> None:
         config.load(group_mapping="alice")
     settings = config.load(writers="alice, @etl", droppers="")
     assert settings.writers == ("alice", "@etl") and settings.droppers == ()
+
+
+def test_set_ugi_names_the_caller_of_a_connection(migrated_url: str, db_name: str) -> None:
+    """Spark calls set_ugi first on each connection (SASL off): its user then holds rights."""
+    server = RunningServer(migrated_url, Settings(writers=("alice",), droppers=(), admins=()))
+    try:
+        alice, alice_transport = connect(server.port)
+        bob, bob_transport = connect(server.port)
+        assert alice.set_ugi("alice", ["etl"]) == ["etl"]
+        bob.set_ugi("bob", [])
+        alice.create_database(database(db_name))
+        with pytest.raises(t.MetaException, match="bob lacks the write right"):
+            bob.create_database(database(f"{db_name}_b"))
+        alice_transport.close()
+        bob_transport.close()
+    finally:
+        server.stop()

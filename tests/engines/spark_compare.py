@@ -57,9 +57,10 @@ def call_log(running: RunningServer, path: Path) -> Iterator[None]:
     handler.setFormatter(
         logging.Formatter("%(created).6f\t%(threadName)s\t%(levelname)s\t%(message)s")
     )
-    level = log.level
+    level, propagate = log.level, log.propagate
     log.addHandler(handler)
     log.setLevel(logging.DEBUG)
+    log.propagate = False  # thousands of lines: to the file only, not to pytest's report
     processor.on_message_begin(arrived)
     try:
         yield
@@ -67,6 +68,7 @@ def call_log(running: RunningServer, path: Path) -> Iterator[None]:
         processor.on_message_begin(None)
         log.removeHandler(handler)
         log.setLevel(level)
+        log.propagate = propagate
         handler.close()
 
 

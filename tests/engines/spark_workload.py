@@ -218,6 +218,9 @@ def build_session(uri: str, warehouse: Path) -> SparkSession:
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+        # Spark's Hive client retries a call that failed with a Thrift error after this delay
+        # (1 s by default): a server that answers UNKNOWN_METHOD would only cost time.
+        .config("spark.hadoop.hive.metastore.client.connect.retry.delay", "0s")
         .enableHiveSupport()
         .getOrCreate()
     )

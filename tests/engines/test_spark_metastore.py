@@ -13,7 +13,8 @@ conditions), so that both metastores being wrong the same way cannot pass.
 METASTORE_SPARK_TARGETS (comma-separated, default `sqlite`) names what is compared with HMS:
 `sqlite`, `postgresql` (our server on each), `hms` (a second HMS: two runs of HMS must compare
 equal, which checks the normalization). METASTORE_SPARK_KEEP=DIR copies every run's records,
-Spark output and call log to DIR/<run>/.
+Spark output and call log to DIR/<run>/; METASTORE_SPARK_REPLAY=DIR compares runs kept there
+instead of running Spark (to work on the comparisons, or to read a report again).
 """
 
 from __future__ import annotations
@@ -132,6 +133,14 @@ def _keep(run: Run, workdir: Path, key: str) -> None:
                 shutil.copy(workdir / name, target / name)
 
 
+def _replayed(kept: Path, name: str) -> Run:
+    """A run kept by METASTORE_SPARK_KEEP, read back instead of running Spark."""
+    steps = kept / "steps.jsonl"
+    records = [json.loads(line) for line in steps.read_text().splitlines()]
+    shown = "HMS 2.3.10" if name == "hms" else f"colstats ({name})"
+    return Run(shown, records, 0, "(replayed)", 0.0, read_calls(kept / "calls.log"))
+
+
 @contextlib.contextmanager
 def _hms_run(jars: Path, workdir: Path, before: Callable[[], None] | None = None) -> Iterator[Run]:
     """Start HMS, do BEFORE while it starts, then run the workload on it; its log is kept."""
@@ -154,6 +163,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
     """The workload's records on HMS and on every target, by name (`hms`, targets)."""
     unknown = set(TARGETS) - set(KNOWN_TARGETS)
     assert not unknown, f"METASTORE_SPARK_TARGETS: unknown {sorted(unknown)}"
+    replay = os.environ.get("METASTORE_SPARK_REPLAY")
+    if replay:
+        return {name: _replayed(Path(replay) / name, name) for name in ["hms", *TARGETS]}
     jars = _jars()
     out: dict[str, Run] = {}
     started = time.perf_counter()
@@ -192,7 +204,8 @@ def test_same_results_as_hms(runs: dict[str, Run], section: str, target: str) ->
     expected = [r for r in runs["hms"].records if r["section"] == section]
     got = runs[target]
     diffs = differing(expected, [r for r in got.records if r["section"] == section])
-    assert not diffs, report(section, got.name, diffs, len(expected), got.calls)
+    if diffs:
+        pytest.fail(report(section, got.name, diffs, len(expected), got.calls), pytrace=False)
 
 
 # ------------------------------------------------------------------------------------------
@@ -289,6 +302,14 @@ def expected_scan(table: str, keep: Keep) -> list[str]:
     return sorted(f"sales.db/{table}/{first}={a}/{second}={b}" for a, b in parts if keep(a, b))
 
 
+def _wrong_report(run: str, wrong: dict[str, tuple[Any, Any]]) -> str:
+    lines = [f"{len(wrong)} steps of {run} gave what they must not:"]
+    for step, (want, got) in wrong.items():
+        lines += [f"  {step}", f"    expected {json.dumps(want)[:600]}"]
+        lines.append(f"    got      {json.dumps(got)[:600]}")
+    return "\n".join(lines)
+
+
 def test_the_pruning_oracle_covers_every_pruning_step() -> None:
     assert sorted(PRUNED) == sorted(s.name for s in STEPS if s.section == "pruning")
 
@@ -301,8 +322,9 @@ def test_pruned_scans_read_only_the_matching_partitions(runs: dict[str, Run], ru
         want = expected_scan(table, keep)
         got = record.get("partitions_scanned", record["result"])
         if got != want:
-            wrong[name] = {"expected": want, "got": got}
-    assert not wrong, json.dumps(wrong, indent=1)
+            wrong[f"[pruning] {name}"] = (want, got)
+    if wrong:
+        pytest.fail(_wrong_report(runs[run].name, wrong), pytrace=False)
 
 
 def _events_names(parts: list[tuple[str, int]]) -> list[list[str]]:
@@ -395,5 +417,6 @@ def test_known_results(runs: dict[str, Run], run: str) -> None:
     for section, name, fact in FACTS:
         record = runs[run].record(section, name)
         if not _fact_holds(record, fact):
-            wrong[f"[{section}] {name}"] = {"expected": fact, "got": record["result"]}
-    assert not wrong, json.dumps(wrong, indent=1)
+            wrong[f"[{section}] {name}"] = (fact, record["result"])
+    if wrong:
+        pytest.fail(_wrong_report(runs[run].name, wrong), pytrace=False)

@@ -17,9 +17,9 @@ Normalized: the warehouse directory (`<WH>`), timestamps (`Created Time`, `Last 
 `transient_lastDdlTime`: `<time>`), the order of the entries of the maps DESCRIBE prints
 (table and partition parameters, serde properties: sorted); rows of a query without ORDER BY
 are sorted; values are JSON text (None stays null). An error is Spark's error condition
-(TABLE_OR_VIEW_NOT_FOUND...), its message parameters and the exception's type; the full
-message (which holds paths, plans and stack traces) only when there is no condition, cut to
-its first line.
+(TABLE_OR_VIEW_NOT_FOUND...), its message parameters and the exception's type; the message
+(which can hold paths, plans and stack traces) only when there are no parameters, cut to its
+first line. The head of every error's message and Java stack also goes to stderr.
 """
 
 from __future__ import annotations
@@ -138,10 +138,24 @@ def error_record(e: BaseException, norm: Normalizer) -> dict[str, Any]:
     if condition:
         info["condition"] = condition
         info["parameters"] = {k: norm.text(str(v)) for k, v in sorted(params.items())}
-    else:
-        lines = str(e).strip().splitlines() or [""]
-        info["message"] = norm.text(lines[0])[:300]
+    if not params:  # INTERNAL_ERROR and some legacy conditions say what happened only here
+        java = getattr(e, "java_exception", None)
+        if java is not None:  # its first line names a py4j object ("o53"): the Java chain
+            info["message"] = " <- ".join(_java_causes(java, norm))
+        else:
+            lines = str(e).strip().splitlines() or [""]
+            info["message"] = norm.text(lines[0])[:300]
     return info
+
+
+def _java_causes(throwable: Any, norm: Normalizer, depth: int = 3) -> list[str]:
+    """The first lines of a Java exception and of its causes."""
+    out: list[str] = []
+    while throwable is not None and len(out) < depth:
+        lines = str(throwable.toString()).splitlines() or [""]
+        out.append(norm.text(lines[0])[:300])
+        throwable = throwable.getCause()
+    return out
 
 
 def _scala_seq(seq: Any) -> list[Any]:
@@ -193,6 +207,9 @@ def run_step(spark: SparkSession, step: Step, warehouse: Path, norm: Normalizer)
         record["result"] = {"rows": rows}
     except Exception as e:
         record["result"] = {"error": error_record(e, norm)}
+        # The head of Spark's message and of the Java stack, for whoever reads the log.
+        head = "\n    ".join(str(e).strip().splitlines()[:12])
+        print(f"{step.section} / {step.name}: {type(e).__name__}: {head}", file=sys.stderr)
     else:
         if step.scans:
             try:

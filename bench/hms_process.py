@@ -12,7 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timing import progress, since
@@ -43,7 +43,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def hms_command(jars: Path, home: Path, port: int) -> list[str]:
+def hms_command(jars: Path, home: Path, port: int, java_options: Sequence[str] = ()) -> list[str]:
     conf = {
         **HMS_CONF,
         "javax.jdo.option.ConnectionURL": (
@@ -53,6 +53,7 @@ def hms_command(jars: Path, home: Path, port: int) -> list[str]:
     }
     command = [
         "java",
+        *java_options,
         f"-Dhive.log.dir={home / 'logs'}",
         "-Dhive.log.level=WARN",
         f"-Dderby.stream.error.file={home / 'derby.log'}",
@@ -123,7 +124,9 @@ class HiveMetastoreProcess:
 
 
 @contextlib.contextmanager
-def started_hive_metastore(jars: Path) -> Iterator[HiveMetastoreProcess]:
+def started_hive_metastore(
+    jars: Path, java_options: Sequence[str] = ()
+) -> Iterator[HiveMetastoreProcess]:
     """HMS 2.3.10 starting on a free loopback port with Derby in a temp dir, not waited for,
     so that the caller can do something else in the tens of seconds it takes to start.
 
@@ -136,7 +139,7 @@ def started_hive_metastore(jars: Path) -> Iterator[HiveMetastoreProcess]:
         port = free_port()
         with (home / "hms.log").open("wb") as out:
             process = subprocess.Popen(
-                hms_command(jars, home, port),
+                hms_command(jars, home, port, java_options),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=out,

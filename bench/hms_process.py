@@ -1,16 +1,18 @@
 """A real Hive Metastore 2.3.10 (pyspark's jars, embedded Derby in a temp dir) in a process of
-its own, for benchmarks that compare colstats with it."""
+its own, for benchmarks and tests that compare colstats with it (the tests import it through
+pytest's `pythonpath`)."""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from timing import progress, since
@@ -41,7 +43,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def hms_command(jars: Path, home: Path, port: int) -> list[str]:
+def hms_command(jars: Path, home: Path, port: int, java_options: Sequence[str] = ()) -> list[str]:
     conf = {
         **HMS_CONF,
         "javax.jdo.option.ConnectionURL": (
@@ -51,6 +53,7 @@ def hms_command(jars: Path, home: Path, port: int) -> list[str]:
     }
     command = [
         "java",
+        *java_options,
         f"-Dhive.log.dir={home / 'logs'}",
         "-Dhive.log.level=WARN",
         f"-Dderby.stream.error.file={home / 'derby.log'}",
@@ -101,9 +104,31 @@ def stop_process(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=15)
 
 
+@dataclasses.dataclass(frozen=True)
+class HiveMetastoreProcess:
+    """A started HMS: PORT it will listen on, HOME (Derby, logs in HOME/logs), the process."""
+
+    port: int
+    home: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def log(self) -> Path:
+        return self.home / "hms.log"
+
+    def wait(self) -> None:
+        """Wait until it listens (HMS_START_TIMEOUT_S at most)."""
+        started = time.perf_counter()
+        wait_for_port(self.port, self.process, self.log)
+        progress(f"hms: listening on {self.port} after {since(started)}")
+
+
 @contextlib.contextmanager
-def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
-    """HMS 2.3.10 on a free loopback port with Derby in a temp dir; yields (port, home).
+def started_hive_metastore(
+    jars: Path, java_options: Sequence[str] = ()
+) -> Iterator[HiveMetastoreProcess]:
+    """HMS 2.3.10 starting on a free loopback port with Derby in a temp dir, not waited for,
+    so that the caller can do something else in the tens of seconds it takes to start.
 
     It runs in its own session, so that Ctrl-C reaches only this script, whose finally
     blocks then stop it and remove the temp dir.
@@ -112,10 +137,9 @@ def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
         home = Path(tmp)
         (home / "tmp").mkdir()
         port = free_port()
-        log = home / "hms.log"
-        with log.open("wb") as out:
+        with (home / "hms.log").open("wb") as out:
             process = subprocess.Popen(
-                hms_command(jars, home, port),
+                hms_command(jars, home, port, java_options),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -123,9 +147,15 @@ def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
                 start_new_session=True,
             )
         try:
-            started = time.perf_counter()
-            wait_for_port(port, process, log)
-            progress(f"hms: listening on {port} after {since(started)}")
-            yield port, home
+            yield HiveMetastoreProcess(port, home, process)
         finally:
             stop_process(process)
+
+
+@contextlib.contextmanager
+def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
+    """HMS 2.3.10 on a free loopback port with Derby in a temp dir, listening; yields
+    (port, home)."""
+    with started_hive_metastore(jars) as hms:
+        hms.wait()
+        yield hms.port, hms.home

@@ -166,6 +166,8 @@ class Processor(ThriftHiveMetastore.Processor):
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
+        if self._on_message_begin:  # TProcessor's hook, as the generated process calls it
+            self._on_message_begin(name, kind, seqid)
         if name in self._processMap:
             serve: Callable[..., None] = self._processMap[name]
             serve(self, seqid, iprot, oprot)

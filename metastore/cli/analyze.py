@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from metastore.job.options import DEFAULT_BATCH, FORMATS, AnalyzeOptions
+from metastore.job.options import DEFAULT_BATCH, DEFAULT_SHARE, FORMATS, AnalyzeOptions
 from metastore.vocabulary import DEFAULT_ENGINE
 
 
@@ -23,8 +23,12 @@ def add_parser(commands: Any) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", help="DB.TABLE in the metastore (created when missing)")
     parser.add_argument("--uri", required=True, help="metastore URI, thrift://HOST:PORT")
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--path", help="data folder with Hive-style partition folders")
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument(
+        "--path",
+        help="data folder with Hive-style partition folders (default: the table's own "
+        "files, found through the metastore)",
+    )
     source.add_argument("--spark-table", help="a table of the Spark catalog")
     parser.add_argument(
         "--format",
@@ -56,6 +60,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="scan only partitions without statistics (and those named)",
     )
     parser.add_argument(
+        "--skew",
+        nargs="?",
+        type=float,
+        const=DEFAULT_SHARE,
+        metavar="SHARE",
+        help="find the values holding more than SHARE of a column's rows, per partition "
+        f"and for the table (default share {DEFAULT_SHARE})",
+    )
+    parser.add_argument(
+        "--record-skew",
+        metavar="COL[,COL]",
+        help="store the skewed values of these columns as the table's SkewedInfo",
+    )
+    parser.add_argument(
         "--batch-size",
         type=int,
         default=DEFAULT_BATCH,
@@ -73,13 +91,17 @@ def options(args: argparse.Namespace) -> AnalyzeOptions:
         format=args.format,
         schema=args.schema,
         partitions=tuple(args.partition),
-        columns=tuple(c.strip() for c in args.columns.split(",") if c.strip())
-        if args.columns
-        else (),
+        columns=_names(args.columns),
         engine=args.engine,
         incremental=args.incremental,
         batch_size=args.batch_size,
+        skew=args.skew,
+        record_skew=_names(args.record_skew),
     )
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(c.strip() for c in text.split(",") if c.strip()) if text else ()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,14 +12,17 @@ from metastore.vocabulary import DEFAULT_ENGINE
 FORMATS = ("parquet", "orc", "csv", "json")
 DEFAULT_BATCH = 100
 """Partitions per metastore call."""
+DEFAULT_SHARE = 0.05
+"""--skew without a share: values holding more than 5% of the rows."""
 
 
 @dataclasses.dataclass(frozen=True)
 class AnalyzeOptions:
     """The options of one run of the job; invalid combinations raise JobError.
 
-    Exactly one source: PATH (a folder of FORMAT files with Hive-style partition folders) or
-    SPARK_TABLE (a table of the Spark catalog).
+    At most one source: PATH (a folder of FORMAT files with Hive-style partition folders) or
+    SPARK_TABLE (a table of the Spark catalog); with neither, the table's own files, found
+    through the metastore (its location, format and partitions).
     """
 
     table: str
@@ -39,19 +42,28 @@ class AnalyzeOptions:
     incremental: bool = False
     """Scan only partitions without statistics (and those named in PARTITIONS)."""
     batch_size: int = DEFAULT_BATCH
+    skew: float | None = None
+    """Find the values holding more than this share of a column's rows (None: do not)."""
+    record_skew: tuple[str, ...] = ()
+    """Columns whose skewed values become the table's SkewedInfo."""
 
     def __post_init__(self) -> None:
         db, _, table = self.table.partition(".")
         if not db or not table or "." in table:
             raise JobError(f"table {self.table!r} must be given as DB.TABLE")
-        if (self.path is None) == (self.spark_table is None):
-            raise JobError("give exactly one source: a path or a Spark table")
+        if self.path is not None and self.spark_table is not None:
+            raise JobError(
+                "give at most one source: a path or a Spark table (neither: the table's files, "
+                "found through the metastore)"
+            )
         if self.format not in FORMATS:
             raise JobError(f"unknown format {self.format!r}; use one of {', '.join(FORMATS)}")
         if self.path is not None and self.format in ("csv", "json") and not self.schema:
             raise JobError(f"format {self.format} needs a schema, e.g. 'a INT, b STRING'")
         if self.batch_size < 1:
             raise JobError(f"the batch size must be at least 1, not {self.batch_size}")
+        if self.skew is not None and not 0 < self.skew < 1:
+            raise JobError(f"the skew share must be between 0 and 1, not {self.skew}")
         for spec in self.partitions:
             parse_partition_spec(spec)
 

@@ -1,59 +1,178 @@
-"""The one pass over the data: partial statistics per (partition, column), merged.
+"""The one pass over the data: partial statistics per partition, merged on the executors.
 
-Every Spark task turns its Arrow batches (mapInArrow) into ColumnStates per partition and
-column and sends them, pickled, to the driver, which merges them.
+Two ways in, one way out:
+
+* file sources (scan_files): the driver lists the files (metastore.job.files) and Spark runs
+  tasks over small lists of Splits; each task reads its files with PyArrow in bounded batches
+  and turns them into a Partial per partition. No row passes through Spark.
+* a table of the Spark catalog (scan_dataframe): Spark hands the rows to Python as Arrow
+  batches (mapInArrow), which become Partials the same way.
+
+Then the Partials are merged by partition on the executors (reduceByKey), and by column for
+the table level; the driver receives the table level (one Partial per column) and iterates
+over the partitions' Partials (toLocalIterator, one Spark partition of about a write batch at
+a time), so its memory does not grow with the number of partitions.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import pickle
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from metastore import names
+from metastore.job import skew
 from metastore.job.accumulators import ColumnState
-from metastore.job.source import Plan
+from metastore.job.files import Pieces, ReadSpec, Split, read_split
+from metastore.job.source import Column, Plan
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark import RDD
+    from pyspark.sql import DataFrame, SparkSession
+
+TABLE = "__table__"
+"""The key of the table-level basic statistics in the per-column merge."""
 
 
-def partial_states(df: DataFrame, plan: Plan) -> dict[tuple[str, str], ColumnState]:
-    """(partition name, column) -> merged statistics, from one scan of DF."""
+@dataclasses.dataclass
+class Partial:
+    """What the scan found of one partition (or of a piece of it): the columns' statistics,
+    skew sketches, and the basic statistics (files and bytes only from file sources)."""
+
+    states: dict[str, ColumnState] = dataclasses.field(default_factory=dict)
+    skew: dict[str, skew.FrequentValues] = dataclasses.field(default_factory=dict)
+    rows: int = 0
+    files: int = 0
+    bytes: int = 0
+    raw_bytes: int = 0
+
+    def merge(self, other: Partial) -> Partial:
+        """Combine OTHER into this Partial (in place) and return it."""
+        for column, state in other.states.items():
+            mine = self.states.get(column)
+            self.states[column] = state if mine is None else mine.merge(state)
+        for column, sketch in other.skew.items():
+            found = self.skew.get(column)
+            self.skew[column] = sketch if found is None else found.merge(sketch)
+        self.rows += other.rows
+        self.files += other.files
+        self.bytes += other.bytes
+        self.raw_bytes += other.raw_bytes
+        return self
+
+    def by_column(self) -> Iterator[tuple[str, Partial]]:
+        """This Partial cut into one per column (and one of skew combinations and basic
+        statistics), to be merged per column for the table level."""
+        for column, state in self.states.items():
+            found = self.skew.get(column)
+            yield column, Partial({column: state}, {column: found} if found else {})
+        combos = {k: v for k, v in self.skew.items() if k not in self.states}
+        yield TABLE, Partial({}, combos, self.rows, self.files, self.bytes, self.raw_bytes)
+
+
+@dataclasses.dataclass(frozen=True)
+class SkewRequest:
+    """Which skew sketches to keep: every analyzed column's, and the combinations of
+    columns --record-skew names (a key per row of their values together)."""
+
+    columns: tuple[str, ...] = ()
+    combinations: tuple[tuple[str, ...], ...] = ()
+
+
+def add_batch(
+    partial: Partial, batch: pa.RecordBatch, columns: Sequence[Column], skewed: SkewRequest
+) -> None:
+    """Add the rows of BATCH (the analyzed COLUMNS, by name) to PARTIAL."""
+    if batch.num_rows == 0:
+        return
+    partial.rows += batch.num_rows
+    texts: dict[str, pa.Array] = {}
+    for column in columns:
+        values = batch.column(column.name)
+        state = ColumnState.of(column.stats_kind, values)
+        found = partial.states.get(column.name)
+        partial.states[column.name] = state if found is None else found.merge(state)
+        if column.name in skewed.columns:
+            texts[column.name] = skew.as_text(column.stats_kind, values)
+            partial.skew.setdefault(column.name, skew.FrequentValues()).add(texts[column.name])
+    for combination in skewed.combinations:
+        key = ",".join(combination)
+        keys = skew.combined([texts[c] for c in combination])
+        partial.skew.setdefault(key, skew.FrequentValues()).add(keys)
+
+
+def _file_task(
+    spec: ReadSpec, columns: Sequence[Column], skewed: SkewRequest, progress: Any
+) -> Callable[[Iterable[Split]], Iterator[tuple[str, Partial]]]:
+    def run(splits: Iterable[Split]) -> Iterator[tuple[str, Partial]]:
+        partials: dict[str, Partial] = {}
+        for split in splits:
+            partial = partials.setdefault(split.partition, Partial())
+            pieces = Pieces()
+            for batch in read_split(split, spec, columns, pieces):
+                add_batch(partial, batch, columns, skewed)
+            partial.raw_bytes += pieces.raw_bytes
+            if split.counts_file:
+                partial.files += 1
+                partial.bytes += split.size
+            if progress is not None:
+                progress.add((split.size if split.counts_file else 0, split.share))
+        for name, partial in partials.items():
+            if partial.rows:  # as Spark, a partition of empty files has no rows to show
+                yield name, partial
+
+    return run
+
+
+def scan_files(
+    spark: SparkSession,
+    splits: Sequence[Split],
+    spec: ReadSpec,
+    plan: Plan,
+    skewed: SkewRequest,
+    progress: Any,
+) -> RDD[tuple[str, Partial]]:
+    """The map side over file SPLITS: (partition name, Partial) per task and partition.
+    PROGRESS is a Spark accumulator of (bytes, partitions) done, or None."""
+    tasks = _task_count(spark, len(splits))
+    rdd = spark.sparkContext.parallelize(list(splits), tasks)
+    return rdd.mapPartitions(_file_task(spec, plan.columns, skewed, progress))
+
+
+def _task_count(spark: SparkSession, splits: int) -> int:
+    """Enough tasks to keep every core busy and to report progress often, few enough that
+    scheduling does not dominate: up to 4 per core, at most one per split."""
+    cores = spark.sparkContext.defaultParallelism
+    return max(1, min(splits, max(cores * 4, math.ceil(splits / 256))))
+
+
+def scan_dataframe(df: DataFrame, plan: Plan, skewed: SkewRequest) -> RDD[tuple[str, Partial]]:
+    """The map side over a DataFrame (the rows reach Python as Arrow batches)."""
     from pyspark.sql import functions as F
 
     key_names = [k.name for k in plan.partition_keys]
-    kinds = {c.name: c.stats_kind for c in plan.columns}
+    columns = plan.columns
     selected = df.select(
         *[F.col(k).cast("string").alias(k) for k in key_names],
         *[F.col(c.name) for c in plan.columns],
     )
 
     def compute(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        states: dict[tuple[str, str], ColumnState] = {}
+        partials: dict[str, Partial] = {}
         for batch in batches:
             for part_name, rows in _split_by_partition(batch, key_names):
-                for column, kind in kinds.items():
-                    state = ColumnState.of(kind, rows.column(column))
-                    key = (part_name, column)
-                    states[key] = states[key].merge(state) if key in states else state
+                add_batch(partials.setdefault(part_name, Partial()), rows, columns, skewed)
         yield pa.RecordBatch.from_pydict(
-            {
-                "part": [k[0] for k in states],
-                "col": [k[1] for k in states],
-                "state": [pickle.dumps(s) for s in states.values()],
-            },
-            schema=pa.schema([("part", pa.string()), ("col", pa.string()), ("state", pa.binary())]),
+            {"part": list(partials), "partial": [pickle.dumps(p) for p in partials.values()]},
+            schema=pa.schema([("part", pa.string()), ("partial", pa.binary())]),
         )
 
-    merged: dict[tuple[str, str], ColumnState] = {}
-    for row in selected.mapInArrow(compute, "part string, col string, state binary").collect():
-        state = pickle.loads(row["state"])
-        key = (row["part"], row["col"])
-        merged[key] = merged[key].merge(state) if key in merged else state
-    return merged
+    rows = selected.mapInArrow(compute, "part string, partial binary").rdd
+    return rows.map(lambda row: (row["part"], pickle.loads(row["partial"])))
 
 
 def _split_by_partition(
@@ -75,3 +194,27 @@ def _split_by_partition(
         name = names.make_partition_name(keys, values)
         rows = batch if len(dictionary) == 1 else batch.filter(pc.equal(encoded.indices, index))
         yield name, rows
+
+
+@dataclasses.dataclass
+class Merged:
+    """The scan's result: the table level, and the partitions' Partials to iterate over."""
+
+    table: Partial
+    partitions: RDD[tuple[str, Partial]]
+
+    def __iter__(self) -> Iterator[tuple[str, Partial]]:
+        return iter(self.partitions.toLocalIterator(prefetchPartitions=False))
+
+
+def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: int) -> Merged:
+    """Partials merged per partition, then per column for the table level, on the executors.
+    The merged partitions are spread over Spark partitions of about BATCH each, which the
+    driver fetches one at a time."""
+    spread = max(1, math.ceil(expected_partitions / batch))
+    by_partition = partials.reduceByKey(Partial.merge, spread)
+    columns = by_partition.flatMap(lambda item: item[1].by_column())
+    table = Partial()
+    for _, partial in columns.reduceByKey(Partial.merge).collect():
+        table.merge(partial)
+    return Merged(table, by_partition)

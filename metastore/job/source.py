@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
 
 from metastore import names
 from metastore.job.errors import JobError
-from metastore.job.options import AnalyzeOptions
 from metastore.vocabulary import Kind, kind_of_type
 
 if TYPE_CHECKING:
@@ -61,67 +58,36 @@ def spark_hive_type(field: Any) -> str:
     return hive_type(char_varchar or field.dataType.simpleString())
 
 
-def read_source(spark: SparkSession, options: AnalyzeOptions) -> tuple[DataFrame, list[str]]:
-    """The data and its partition key names (in the table's order)."""
-    if options.spark_table:
-        df = spark.table(options.spark_table)
-        keys = [c.name for c in spark.catalog.listColumns(options.spark_table) if c.isPartition]
-        return df, keys
-    assert options.path is not None
-    # Partition values are kept as the text of the folder names, as Hive does.
-    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
-    reader = spark.read.format(options.format).option("basePath", options.path)
-    if options.schema:
-        reader = reader.schema(options.schema)
-    if options.format == "csv":
-        reader = reader.option("header", "true")
-    df = reader.load(options.path)
-    return df, _partition_keys_of_path(df, options.path)
+def read_spark_table(spark: SparkSession, name: str) -> tuple[DataFrame, list[str]]:
+    """A table of the Spark catalog and its partition key names (in the table's order)."""
+    df = spark.table(name)
+    keys = [c.name for c in spark.catalog.listColumns(name) if c.isPartition]
+    return df, keys
 
 
-def _partition_keys_of_path(df: DataFrame, base: str) -> list[str]:
-    """The partition keys: the 'key=value' folders between BASE and the first data file."""
-    files = df.inputFiles()
-    if not files:
-        return []
-    base_parts = _path_parts(base)
-    file_parts = _path_parts(files[0])
-    if file_parts[: len(base_parts)] == base_parts:
-        folders = file_parts[len(base_parts) : -1]
-    else:  # BASE reached through a link: take the trailing key=value folders
-        folders = []
-        for part in reversed(file_parts[:-1]):
-            if "=" not in part:
-                break
-            folders.insert(0, part)
-    keys = [names.unescape_path_name(p.split("=", 1)[0]) for p in folders if "=" in p]
-    # Spark makes a column of each key=value folder under the base path only: a folder above
-    # it that looks like one (reached by the fallback) is not a partition key.
-    lowered = {c.lower(): c for c in df.columns}
-    return [lowered[k.lower()] for k in keys if k.lower() in lowered]
+def columns_of_dataframe(df: DataFrame, keys: Sequence[str]) -> tuple[list[Column], list[Column]]:
+    """The data columns and the partition key columns of DF."""
+    fields = {f.name: f for f in df.schema.fields}
+    key_set = {k.lower() for k in keys}
+    data = [
+        column_of(field.name, spark_hive_type(field))
+        for field in df.schema.fields
+        if field.name.lower() not in key_set
+    ]
+    return data, [Column(k, spark_hive_type(fields[k]), None) for k in keys]
 
 
-def _path_parts(path: str) -> list[str]:
-    """The folders of a local path or a URI (file:, hdfs://host/, s3a://bucket/...)."""
-    parsed = urlparse(path)
-    if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
-        location = parsed.netloc + "/" + parsed.path
-    else:
-        location = os.path.abspath(path)
-    return [p for p in location.split("/") if p]
+def column_of(name: str, hive: str) -> Column:
+    return Column(name, hive, kind_of_type(hive))
 
 
 def make_plan(
-    df: DataFrame, keys: Sequence[str], db: str, table: str, wanted: Sequence[str] | None
+    all_columns: list[Column],
+    partition_keys: list[Column],
+    db: str,
+    table: str,
+    wanted: Sequence[str] | None,
 ) -> Plan:
-    fields = {f.name: f for f in df.schema.fields}
-    key_set = {k.lower() for k in keys}
-    all_columns: list[Column] = []
-    for field in df.schema.fields:
-        if field.name.lower() in key_set:
-            continue
-        hive = spark_hive_type(field)
-        all_columns.append(Column(field.name, hive, kind_of_type(hive)))
     by_name = {c.name.lower(): c for c in all_columns}
     if wanted:
         missing = [w for w in wanted if w.lower() not in by_name]
@@ -143,7 +109,6 @@ def make_plan(
                 column.name,
                 column.hive_type,
             )
-    partition_keys = [Column(k, spark_hive_type(fields[k]), None) for k in keys]
     return Plan(db, table, partition_keys, columns, all_columns)
 
 

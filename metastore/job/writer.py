@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 
 from hive_metastore_thrift import ttypes as t
-from metastore import names
+from metastore import accurate, names
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import JobError
 from metastore.job.source import Plan
@@ -60,59 +60,127 @@ def ensure_table(client: MetastoreClient, plan: Plan, location: str | None) -> l
     return stored_keys
 
 
-def ensure_partitions(
-    client: MetastoreClient, plan: Plan, rows: dict[str, int], batch: int
-) -> set[str]:
-    """Add the partitions the metastore does not have and set numRows (the row count that
-    planners weigh column statistics with) on all of ROWS: new partitions get it when they
-    are added, stored ones whose count changed are altered."""
-    existing = set(client.call("get_partition_names", plan.db, plan.table, -1))
-    missing = [name for name in sorted(rows) if name not in existing]
-    for start in range(0, len(missing), batch):
-        chunk = missing[start : start + batch]
+BASIC_CONTEXT = t.EnvironmentContext(
+    properties={"DO_NOT_UPDATE_STATS": "true", "STATS_GENERATED": "TASK"}
+)
+"""Sent with every change of basic statistics: the metastore must not count the files itself
+(HMS does on alters) and marks the statistics as a task's, which makes them accurate."""
+MEASURED = ("numFiles", "totalSize", "rawDataSize", "numRows")
+
+
+def with_basic(params: dict[str, str] | None, basic: dict[str, str]) -> dict[str, str] | None:
+    """PARAMS with the basic statistics BASIC and COLUMN_STATS_ACCURATE to match, or None
+    when nothing changes. BASIC_STATS is true when all four were measured; when the data
+    changed, no column's statistics are accurate any more (the job's write marks its own
+    columns again)."""
+    old = dict(params or {})
+    new = {**old, **basic}
+    value = old.get(accurate.KEY)
+    if any(old.get(key) != text for key, text in basic.items()):
+        value = accurate.without_columns(value, None)
+    value = (
+        accurate.with_basic(value)
+        if all(key in basic for key in MEASURED)
+        else accurate.without_basic(value)
+    )
+    if value is None:
+        new.pop(accurate.KEY, None)
+    else:
+        new[accurate.KEY] = value
+    return None if new == old else new
+
+
+def write_partitions(
+    client: MetastoreClient,
+    plan: Plan,
+    basic: dict[str, dict[str, str]],
+    entries: list[t.ColumnStatistics],
+    engine: str,
+) -> tuple[int, int]:
+    """One batch: add the partitions of BASIC the metastore lacks, set the basic statistics
+    of the stored ones, then write the column statistics ENTRIES of the batch. Returns how
+    many partitions were added and altered."""
+    wanted = sorted(basic)
+    stored = client.call("get_partitions_by_names", plan.db, plan.table, wanted)
+    keys = [k.name.lower() for k in plan.partition_keys]
+    found = {names.make_partition_name(keys, p.values): p for p in stored}
+    missing = [name for name in wanted if name not in found]
+    if missing:
         parts = [
             t.Partition(
                 values=[v for _, v in names.parse_partition_name(name)],
                 dbName=plan.db,
                 tableName=plan.table,
-                parameters={"numRows": str(rows[name])},
+                parameters=with_basic({}, basic[name]),
             )
-            for name in chunk
+            for name in missing
         ]
         client.call(
             "add_partitions_req",
             t.AddPartitionsRequest(
-                dbName=plan.db, tblName=plan.table, parts=parts, ifNotExists=True, needResult=False
+                dbName=plan.db,
+                tblName=plan.table,
+                parts=parts,
+                ifNotExists=True,
+                needResult=False,
+                environmentContext=BASIC_CONTEXT,
             ),
         )
-        log.info("registered partitions: %d/%d", min(start + batch, len(missing)), len(missing))
-    stored = sorted(name for name in rows if name in existing)
-    keys = [k.name.lower() for k in plan.partition_keys]
-    changed = 0
-    for start in range(0, len(stored), batch):
-        parts = client.call(
-            "get_partitions_by_names", plan.db, plan.table, stored[start : start + batch]
+    stale = []
+    for name, part in found.items():
+        params = with_basic(part.parameters, basic[name])
+        if params is not None:
+            part.parameters = params
+            stale.append(part)
+    if stale:
+        client.call(
+            "alter_partitions_with_environment_context", plan.db, plan.table, stale, BASIC_CONTEXT
         )
-        stale = []
-        for part in parts:
-            count = str(rows[names.make_partition_name(keys, part.values)])
-            if (part.parameters or {}).get("numRows") != count:
-                part.parameters = {**(part.parameters or {}), "numRows": count}
-                stale.append(part)
-        if stale:
-            client.call("alter_partitions", plan.db, plan.table, stale)
-            changed += len(stale)
-    if changed:
-        log.info("updated numRows of %d stored partition(s)", changed)
-    return set(stored)
+    clear_unset_fields(client, plan, [e for e in entries if e.statsDesc.partName in found], engine)
+    push(client, entries, engine, len(entries) or 1)
+    return len(missing), len(stale)
 
 
-def set_table_row_count(client: MetastoreClient, plan: Plan, rows: int) -> None:
-    """numRows of an unpartitioned table, the row count planners weigh its statistics with."""
+def set_table_basic(client: MetastoreClient, plan: Plan, basic: dict[str, str]) -> None:
+    """The basic statistics of the table (the partitions' sums when it is partitioned)."""
     table = client.call("get_table", plan.db, plan.table)
-    if (table.parameters or {}).get("numRows") != str(rows):
-        table.parameters = {**(table.parameters or {}), "numRows": str(rows)}
-        client.call("alter_table_with_environment_context", plan.db, plan.table, table, None)
+    params = with_basic(table.parameters, basic)
+    if params is not None:
+        table.parameters = params
+        client.call(
+            "alter_table_with_environment_context", plan.db, plan.table, table, BASIC_CONTEXT
+        )
+
+
+def set_skewed(
+    client: MetastoreClient, plan: Plan, columns: list[str], values: list[list[str]]
+) -> None:
+    """The table's skewed columns and values (list bucketing's SkewedInfo)."""
+    table = client.call("get_table", plan.db, plan.table)
+    table.sd.skewedInfo = t.SkewedInfo(
+        skewedColNames=[c.lower() for c in columns],
+        skewedColValues=values,
+        skewedColValueLocationMaps={},
+    )
+    client.call("alter_table_with_environment_context", plan.db, plan.table, table, BASIC_CONTEXT)
+
+
+def stored_basic(client: MetastoreClient, plan: Plan) -> dict[str, str]:
+    """The sums of the stored partitions' basic statistics (those every partition has)."""
+    parts = client.call("get_partition_names", plan.db, plan.table, -1)
+    totals = dict.fromkeys(MEASURED, 0)
+    for start in range(0, len(parts), 1000):
+        for partition in client.call(
+            "get_partitions_by_names", plan.db, plan.table, parts[start : start + 1000]
+        ):
+            params = partition.parameters or {}
+            for key in list(totals):
+                text = params.get(key, "")
+                if text.isdigit():
+                    totals[key] += int(text)
+                else:
+                    del totals[key]
+    return {key: str(total) for key, total in totals.items()}
 
 
 def clear_unset_fields(
@@ -157,7 +225,7 @@ def column_stats(
 
 
 def push(
-    client: MetastoreClient, entries: list[t.ColumnStatistics], engine: str, batch: int, what: str
+    client: MetastoreClient, entries: list[t.ColumnStatistics], engine: str, batch: int
 ) -> None:
     for start in range(0, len(entries), batch):
         client.call(
@@ -166,7 +234,6 @@ def push(
                 colStats=entries[start : start + batch], needMerge=False, engine=engine
             ),
         )
-        log.info("wrote %s statistics: %d/%d", what, min(start + batch, len(entries)), len(entries))
 
 
 def partitions_with_stats(client: MetastoreClient, plan: Plan, engine: str) -> set[str]:

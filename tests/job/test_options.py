@@ -36,8 +36,8 @@ def test_bad_partition_specs_are_refused(spec: str) -> None:
     [
         ({"table": "t"}, "must be given as DB.TABLE"),
         ({"table": "a.b.c"}, "must be given as DB.TABLE"),
-        ({"path": None}, "exactly one source"),
-        ({"spark_table": "s.t"}, "exactly one source"),
+        ({"spark_table": "s.t"}, "at most one source"),
+        ({"skew": 1.5}, "between 0 and 1"),
         ({"format": "avro"}, "unknown format 'avro'"),
         ({"format": "csv"}, "format csv needs a schema"),
         ({"batch_size": 0}, "at least 1"),

@@ -1,0 +1,435 @@
+"""File sources read by the job's tasks with PyArrow: what the files are (ReadSpec), where
+they are (listing Hive-style partition folders into Splits), and reading one split in
+bounded record batches.
+
+Spark only schedules this work: the driver lists the files and hands Splits to tasks, each
+task opens its files with PyArrow and never passes a row through Spark. Partition values come
+from the folder names (`ds=2024-01-01`, escaped as in partition names; the folder
+`__HIVE_DEFAULT_PARTITION__` or an empty value is the partition of NULL keys), as Spark reads
+them with partition type inference off.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from metastore import names
+from metastore.job.errors import JobError
+
+if TYPE_CHECKING:
+    from metastore.job.source import Column
+
+BATCH_ROWS = 131_072
+"""Rows per record batch a task reads: a task's memory is bounded by this, not by files."""
+SPLIT_BYTES = 128 * 1024 * 1024
+"""A Parquet file larger than this is read by several tasks, one group of row groups each."""
+TEXT_BLOCK_BYTES = 16 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadSpec:
+    """How to read the files: the format and, for text, how a line splits into columns."""
+
+    format: str
+    """parquet, orc, csv (delimited text) or json (a JSON object per line)."""
+    delimiter: str = ","
+    quote: str | None = '"'
+    escape: str | None = None
+    header: bool = False
+    null_text: tuple[str, ...] = ("",)
+    """Texts read as NULL in every column."""
+    empty_is_null: bool = True
+    """An empty text is NULL in a column that is not a string (as Hive's text reader)."""
+    names: tuple[str, ...] = ()
+    """For csv: every column of the files, in order (a header line is skipped, not read)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """A piece of work for one task: a file, or some row groups of a Parquet file."""
+
+    path: str
+    """A local path or a URI PyArrow opens (file:, hdfs:, s3:, ...)."""
+    size: int
+    partition: str
+    """The partition name ('' when unpartitioned)."""
+    row_groups: tuple[int, ...] | None = None
+    counts_file: bool = True
+    """Whether this split counts the file in numFiles and totalSize (the first piece)."""
+    share: float = 1.0
+    """The part of its partition's bytes this split reads (for the progress of partitions)."""
+
+
+def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """PyArrow's filesystem of a local path or URI, and the path within it."""
+    parsed = urlparse(location)
+    if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
+        if parsed.scheme == "file":
+            return pafs.LocalFileSystem(), parsed.path
+        uri = location.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
+        try:
+            fs, inner = pafs.FileSystem.from_uri(uri)
+            return fs, str(inner)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
+            raise JobError(f"cannot open {location}: {e}") from None
+    return pafs.LocalFileSystem(), os.path.abspath(location)
+
+
+def hidden(name: str) -> bool:
+    """Names Spark and Hive skip: _SUCCESS, _metadata, .crc files, _temporary folders (a
+    partition folder such as _c=1 is not hidden)."""
+    return (name.startswith("_") and "=" not in name) or name.startswith(".")
+
+
+@dataclasses.dataclass
+class Listing:
+    """The data files under a base folder, by partition folder."""
+
+    keys: list[str]
+    """Partition key names as the folders spell them, in order."""
+    files: dict[str, list[tuple[str, int]]]
+    """Partition name -> (file, bytes) in name order; '' when unpartitioned."""
+    values: dict[str, list[str | None]]
+    """Partition name -> its values (None for the default partition)."""
+
+
+def list_files(location: str) -> Listing:
+    """The data files under LOCATION and the Hive-style partition folders they sit in."""
+    fs, root = filesystem(location)
+    prefix = uri_prefix(location)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.NotFound:
+        raise JobError(f"{location} does not exist")
+    if info.type == pafs.FileType.File:
+        return Listing([], {"": [(prefix + root, info.size)]}, {"": []})
+    selector = pafs.FileSelector(root, recursive=True)
+    keys: list[str] | None = None
+    listing = Listing([], {}, {})
+    for entry in sorted(fs.get_file_info(selector), key=lambda e: e.path):
+        if entry.type != pafs.FileType.File:
+            continue
+        relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
+        if any(hidden(part) for part in relative):
+            continue
+        folders = relative[:-1]
+        pairs = [folder.split("=", 1) for folder in folders]
+        if any(len(pair) != 2 or not pair[0] for pair in pairs):
+            raise JobError(
+                f"{entry.path} is in a folder that is not a partition folder (key=value) "
+                f"under {location}"
+            )
+        file_keys = [names.unescape_path_name(k) for k, _ in pairs]
+        if keys is None:
+            keys = file_keys
+        elif [k.lower() for k in file_keys] != [k.lower() for k in keys]:
+            raise JobError(
+                f"the partition folders under {location} disagree: {'/'.join(keys) or 'none'} "
+                f"and {'/'.join(file_keys) or 'none'} (at {entry.path})"
+            )
+        values = [_folder_value(v) for _, v in pairs]
+        name = names.make_partition_name([k.lower() for k in keys], values) if keys else ""
+        listing.files.setdefault(name, []).append((prefix + entry.path, entry.size))
+        listing.values.setdefault(name, values)
+    listing.keys = keys or []
+    return listing
+
+
+def _folder_value(text: str) -> str | None:
+    value = names.unescape_path_name(text)
+    return None if value in ("", names.DEFAULT_PARTITION_VALUE) else value
+
+
+def uri_prefix(location: str) -> str:
+    """What to put before a path of the listing to open it again ('' for local files)."""
+    parsed = urlparse(location)
+    if not parsed.scheme or len(parsed.scheme) == 1 or parsed.scheme == "file":
+        return ""
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def splits_of(partition: str, files: Sequence[tuple[str, int]], spec: ReadSpec) -> Iterator[Split]:
+    """The pieces of work of one partition's files: a split per file, several for a large
+    Parquet file (its footer is read here to group its row groups)."""
+    total = sum(size for _, size in files) or 1
+    for path, size in files:
+        groups = _row_group_pieces(path) if spec.format == "parquet" and size > SPLIT_BYTES else []
+        if len(groups) <= 1:
+            yield Split(path, size, partition, share=max(size, 1) / total if files else 1.0)
+            continue
+        for n, (piece, piece_bytes) in enumerate(groups):
+            yield Split(
+                path,
+                size,
+                partition,
+                row_groups=piece,
+                counts_file=n == 0,
+                share=piece_bytes / total,
+            )
+
+
+def _row_group_pieces(path: str) -> list[tuple[tuple[int, ...], int]]:
+    import pyarrow.parquet as pq
+
+    fs, inner = filesystem(path)
+    meta = pq.ParquetFile(fs.open_input_file(inner)).metadata
+    pieces: list[tuple[tuple[int, ...], int]] = []
+    current: list[int] = []
+    current_bytes = 0
+    for index in range(meta.num_row_groups):
+        size = meta.row_group(index).total_compressed_size or meta.row_group(index).total_byte_size
+        if current and current_bytes + size > SPLIT_BYTES:
+            pieces.append((tuple(current), current_bytes))
+            current, current_bytes = [], 0
+        current.append(index)
+        current_bytes += size
+    if current:
+        pieces.append((tuple(current), current_bytes))
+    return pieces
+
+
+# ------------------------------------------------------------------------------------------
+# Types
+
+
+_DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
+_HIVE_TO_ARROW: dict[str, pa.DataType] = {
+    "boolean": pa.bool_(),
+    "tinyint": pa.int8(),
+    "smallint": pa.int16(),
+    "int": pa.int32(),
+    "integer": pa.int32(),
+    "bigint": pa.int64(),
+    "float": pa.float32(),
+    "double": pa.float64(),
+    "string": pa.string(),
+    "binary": pa.binary(),
+    "date": pa.date32(),
+    "timestamp": pa.timestamp("us"),
+}
+
+
+def arrow_type(hive_type: str) -> pa.DataType:
+    """The Arrow type a column of HIVE_TYPE is read as (a primitive type)."""
+    lowered = hive_type.lower().replace(" ", "")
+    match = _DECIMAL.fullmatch(lowered)
+    if match:
+        return pa.decimal128(int(match[1]), int(match[2]))
+    if lowered == "decimal":
+        return pa.decimal128(10, 0)
+    if lowered.startswith(("varchar", "char")):
+        return pa.string()
+    if lowered in _HIVE_TO_ARROW:
+        return _HIVE_TO_ARROW[lowered]
+    raise JobError(f"the job cannot read columns of type {hive_type} from text files")
+
+
+def hive_type_of(arrow: pa.DataType) -> str:
+    """The Hive type of a column the files hold as ARROW (as Spark names it)."""
+    if pa.types.is_dictionary(arrow):
+        return hive_type_of(arrow.value_type)
+    simple = {
+        pa.bool_(): "boolean",
+        pa.int8(): "tinyint",
+        pa.int16(): "smallint",
+        pa.int32(): "int",
+        pa.int64(): "bigint",
+        pa.uint8(): "smallint",
+        pa.uint16(): "int",
+        pa.uint32(): "bigint",
+        pa.uint64(): "decimal(20,0)",
+        pa.float16(): "float",
+        pa.float32(): "float",
+        pa.float64(): "double",
+        pa.date32(): "date",
+        pa.date64(): "date",
+        pa.null(): "void",
+    }
+    if arrow in simple:
+        return simple[arrow]
+    if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
+        return "string"
+    if pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow):
+        return "binary"
+    if pa.types.is_fixed_size_binary(arrow):
+        return "binary"
+    if pa.types.is_timestamp(arrow):
+        return "timestamp"
+    if pa.types.is_decimal(arrow):
+        return f"decimal({arrow.precision},{arrow.scale})"
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        return f"array<{hive_type_of(arrow.value_type)}>"
+    if pa.types.is_map(arrow):
+        return f"map<{hive_type_of(arrow.key_type)},{hive_type_of(arrow.item_type)}>"
+    if pa.types.is_struct(arrow):
+        fields = ",".join(f"{f.name}:{hive_type_of(f.type)}" for f in arrow)
+        return f"struct<{fields}>"
+    raise JobError(f"the job does not know a Hive type for Arrow type {arrow}")
+
+
+def file_schema(path: str, spec: ReadSpec) -> pa.Schema:
+    """The Arrow schema of a Parquet or ORC file (its footer only)."""
+    fs, inner = filesystem(path)
+    if spec.format == "parquet":
+        import pyarrow.parquet as pq
+
+        with fs.open_input_file(inner) as f:
+            return pq.ParquetFile(f, coerce_int96_timestamp_unit="us").schema_arrow
+    import pyarrow.orc as orc
+
+    with fs.open_input_file(inner) as f:
+        return orc.ORCFile(f).schema
+
+
+# ------------------------------------------------------------------------------------------
+# Reading
+
+
+@dataclasses.dataclass
+class Pieces:
+    """What reading a split gives besides its batches: the uncompressed size of the rows."""
+
+    raw_bytes: int = 0
+
+
+def read_split(
+    split: Split, spec: ReadSpec, columns: Sequence[Column], pieces: Pieces
+) -> Iterator[pa.RecordBatch]:
+    """The rows of SPLIT as record batches of COLUMNS (by name, case-insensitively; a column
+    the file lacks is all NULL), at most BATCH_ROWS rows each. PIECES.raw_bytes grows by the
+    data's uncompressed size: Parquet's own figure for the row groups read, the text of
+    csv and json files, the in-memory size of every column of ORC rows."""
+    fs, inner = filesystem(split.path)
+    if split.size == 0 and spec.format in ("parquet", "orc"):
+        return
+    with fs.open_input_file(inner) as f:
+        if spec.format == "parquet":
+            yield from _parquet(f, split, columns, pieces)
+        elif spec.format == "orc":
+            yield from _orc(f, columns, pieces)
+        else:
+            pieces.raw_bytes += split.size
+            yield from _text(f, spec, columns)
+
+
+def _select(batch: pa.RecordBatch | pa.Table, columns: Sequence[Column]) -> pa.RecordBatch:
+    """BATCH's COLUMNS in order, under the plan's names, NULL where the file has none."""
+    by_lower = {name.lower(): i for i, name in enumerate(batch.schema.names)}
+    arrays = []
+    for column in columns:
+        index = by_lower.get(column.name.lower())
+        if index is None:
+            arrays.append(pa.nulls(batch.num_rows, arrow_type_or_null(column.hive_type)))
+        else:
+            arrays.append(_plain(batch.column(index)))
+    return pa.RecordBatch.from_arrays(arrays, names=[c.name for c in columns])
+
+
+def arrow_type_or_null(hive_type: str) -> pa.DataType:
+    try:
+        return arrow_type(hive_type)
+    except JobError:
+        return pa.null()
+
+
+def _plain(array: Any) -> pa.Array:
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array
+
+
+def _parquet(
+    f: Any, split: Split, columns: Sequence[Column], pieces: Pieces
+) -> Iterator[pa.RecordBatch]:
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(f, coerce_int96_timestamp_unit="us")
+    meta = parquet.metadata
+    groups = list(split.row_groups) if split.row_groups is not None else None
+    for index in groups if groups is not None else range(meta.num_row_groups):
+        pieces.raw_bytes += meta.row_group(index).total_byte_size
+    present = {name.lower(): name for name in parquet.schema_arrow.names}
+    wanted = [present[c.name.lower()] for c in columns if c.name.lower() in present]
+    if meta.num_rows == 0:
+        return
+    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=wanted):
+        yield _select(batch, columns)
+
+
+def _orc(f: Any, columns: Sequence[Column], pieces: Pieces) -> Iterator[pa.RecordBatch]:
+    import pyarrow.orc as orc
+
+    reader = orc.ORCFile(f)
+    for stripe in range(reader.nstripes):
+        table = reader.read_stripe(stripe)
+        pieces.raw_bytes += table.nbytes
+        for batch in pa.Table.from_batches([table]).to_batches(max_chunksize=BATCH_ROWS):
+            yield _select(batch, columns)
+
+
+def _text(f: Any, spec: ReadSpec, columns: Sequence[Column]) -> Iterator[pa.RecordBatch]:
+    types = {c.name: arrow_type_or_null(c.hive_type) for c in columns}
+    readable = [c for c in columns if not pa.types.is_null(types[c.name])]
+    if spec.format == "json":
+        import pyarrow.json as pajson
+
+        schema = pa.schema([(c.name, types[c.name]) for c in readable])
+        json_reader = pajson.open_json(
+            f,
+            read_options=pajson.ReadOptions(block_size=TEXT_BLOCK_BYTES),
+            parse_options=pajson.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="ignore"
+            ),
+        )
+        for batch in json_reader:
+            yield _select(batch, columns)
+        return
+    import pyarrow.csv as csv
+
+    csv_reader = csv.open_csv(
+        f,
+        read_options=csv.ReadOptions(
+            block_size=TEXT_BLOCK_BYTES, column_names=list(spec.names), skip_rows=int(spec.header)
+        ),
+        parse_options=csv.ParseOptions(
+            delimiter=spec.delimiter,
+            quote_char=spec.quote or False,
+            escape_char=spec.escape or False,
+            newlines_in_values=False,
+        ),
+        convert_options=csv.ConvertOptions(
+            column_types={c.name: pa.string() for c in readable},
+            include_columns=[c.name for c in readable],
+            include_missing_columns=True,
+            null_values=list(spec.null_text),
+            strings_can_be_null=True,
+        ),
+    )
+    for batch in csv_reader:
+        arrays = [_from_text(batch.column(c.name), types[c.name], spec, c) for c in readable]
+        yield _select(pa.RecordBatch.from_arrays(arrays, names=[c.name for c in readable]), columns)
+
+
+def _from_text(array: pa.Array, to: pa.DataType, spec: ReadSpec, column: Column) -> pa.Array:
+    """Text values as TO (the same text the reader of the table's format would accept)."""
+    import pyarrow.compute as pc
+
+    if pa.types.is_string(to):
+        return array
+    if spec.empty_is_null:
+        array = pc.if_else(pc.equal(array, ""), pa.scalar(None, pa.string()), array)
+    if pa.types.is_boolean(to):
+        array = pc.utf8_lower(array)
+    try:
+        return array.cast(to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+        raise JobError(f"column {column.name} ({column.hive_type}): {e}") from None

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -73,7 +73,12 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     parsed = urlparse(location)
     if parsed.scheme and len(parsed.scheme) > 1:  # not a Windows drive letter
         if parsed.scheme == "file":
-            return pafs.LocalFileSystem(), parsed.path
+            # Hive keeps file: locations as written (ds=b%2Fc is a folder of that name); a
+            # URI made by a library encodes them (ds%3Da for ds=a).
+            path = parsed.path
+            if not os.path.exists(path) and os.path.exists(unquote(path)):
+                path = unquote(path)
+            return pafs.LocalFileSystem(), path
         uri = location.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
         try:
             fs, inner = pafs.FileSystem.from_uri(uri)
@@ -382,16 +387,27 @@ def _text(f: Any, spec: ReadSpec, columns: Sequence[Column]) -> Iterator[pa.Reco
     if spec.format == "json":
         import pyarrow.json as pajson
 
-        schema = pa.schema([(c.name, types[c.name]) for c in readable])
+        # JSON has no dates: they are text, converted after parsing.
+        as_read = {
+            c.name: pa.string() if pa.types.is_date(types[c.name]) else types[c.name]
+            for c in readable
+        }
         json_reader = pajson.open_json(
             f,
             read_options=pajson.ReadOptions(block_size=TEXT_BLOCK_BYTES),
             parse_options=pajson.ParseOptions(
-                explicit_schema=schema, unexpected_field_behavior="ignore"
+                explicit_schema=pa.schema(list(as_read.items())),
+                unexpected_field_behavior="ignore",
             ),
         )
         for batch in json_reader:
-            yield _select(batch, columns)
+            arrays = [
+                _from_text(batch.column(c.name), types[c.name], spec, c)
+                if as_read[c.name] != types[c.name]
+                else batch.column(c.name)
+                for c in readable
+            ]
+            yield _select(pa.RecordBatch.from_arrays(arrays, names=list(as_read)), columns)
         return
     import pyarrow.csv as csv
 

@@ -191,13 +191,3 @@ class ColumnState:
         if self.kind is Kind.TIMESTAMP:
             return t.Timestamp(self.low), t.Timestamp(self.high)
         return self.low, self.high
-
-    def __getstate__(self) -> dict[str, Any]:
-        # Sketches travel in Hive's format: compact, and independent of the class layout.
-        state = dict(self.__dict__)
-        state["sketch"] = self.sketch.to_bytes() if self.sketch is not None else None
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        sketch = state["sketch"]
-        self.__dict__.update(state, sketch=HyperLogLog.from_bytes(sketch) if sketch else None)

@@ -366,7 +366,11 @@ def _parquet(
     wanted = [present[c.name.lower()] for c in columns if c.name.lower() in present]
     if meta.num_rows == 0:
         return
-    for batch in parquet.iter_batches(batch_size=BATCH_ROWS, row_groups=groups, columns=wanted):
+    # One thread: Spark runs a task per core already.
+    batches = parquet.iter_batches(
+        batch_size=BATCH_ROWS, row_groups=groups, columns=wanted, use_threads=False
+    )
+    for batch in batches:
         yield _select(batch, columns)
 
 

@@ -144,10 +144,11 @@ def scan_files(
 
 
 def _task_count(spark: SparkSession, splits: int) -> int:
-    """Enough tasks to keep every core busy and to report progress often, few enough that
-    scheduling does not dominate: up to 4 per core, at most one per split."""
+    """A task per split while there are few (balanced over the cores); with many, enough
+    tasks to keep every core busy and to report progress often (64 splits each, at least 8
+    tasks per core), few enough that scheduling does not dominate."""
     cores = spark.sparkContext.defaultParallelism
-    return max(1, min(splits, max(cores * 4, math.ceil(splits / 256))))
+    return max(1, min(splits, max(cores * 8, math.ceil(splits / 64))))
 
 
 def scan_dataframe(df: DataFrame, plan: Plan, skewed: SkewRequest) -> RDD[tuple[str, Partial]]:

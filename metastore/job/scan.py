@@ -16,9 +16,11 @@ a time), so its memory does not grow with the number of partitions.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import pickle
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +29,7 @@ import pyarrow as pa
 from metastore import names
 from metastore.job import skew
 from metastore.job.accumulators import ColumnState
+from metastore.job.errors import JobError
 from metastore.job.files import Pieces, ReadSpec, Split, read_split
 from metastore.job.source import Column, Plan
 
@@ -205,7 +208,23 @@ class Merged:
     partitions: RDD[tuple[str, Partial]]
 
     def __iter__(self) -> Iterator[tuple[str, Partial]]:
-        return iter(self.partitions.toLocalIterator(prefetchPartitions=False))
+        with task_errors():
+            yield from self.partitions.toLocalIterator(prefetchPartitions=False)
+
+
+@contextlib.contextmanager
+def task_errors() -> Iterator[None]:
+    """A JobError raised in a task (data the job cannot read) raised again as itself, with
+    its one-line message, not as Spark's report of a failed task."""
+    try:
+        yield
+    except JobError:
+        raise
+    except Exception as e:
+        found = re.search(r"JobError: (.*)", str(e))
+        if found is None:
+            raise
+        raise JobError(found.group(1).strip()) from None
 
 
 def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: int) -> Merged:
@@ -216,6 +235,7 @@ def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: i
     by_partition = partials.reduceByKey(Partial.merge, spread)
     columns = by_partition.flatMap(lambda item: item[1].by_column())
     table = Partial()
-    for _, partial in columns.reduceByKey(Partial.merge).collect():
-        table.merge(partial)
+    with task_errors():
+        for _, partial in columns.reduceByKey(Partial.merge).collect():
+            table.merge(partial)
     return Merged(table, by_partition)

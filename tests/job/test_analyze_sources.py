@@ -431,6 +431,27 @@ def test_unsupported_storage_is_a_clear_error(
         run_job(spark, server, f"{db}.missing")
 
 
+def test_text_that_is_not_of_the_column_type_is_a_clear_error(
+    client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
+) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "000000_0").write_text("1,a\n2,b\nthree,c\n", encoding="utf-8")
+    columns = [Col("i", pa.int32(), "int", "long"), Col("s", pa.string(), "string", "string")]
+    db = new_db()
+    register(
+        client,
+        db,
+        "t",
+        tmp_path / "t",
+        columns,
+        input_format=TEXT_INPUT,
+        serde=LAZY,
+        serde_params={"field.delim": ","},
+    )
+    with pytest.raises(JobError, match=r"^column i \(int\): .*three"):
+        run_job(spark, server, f"{db}.t")
+
+
 def test_data_outside_partition_folders_is_a_clear_error(
     spark: SparkSession, server: RunningServer, tmp_path: Path
 ) -> None:

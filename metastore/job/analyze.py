@@ -299,18 +299,16 @@ def _with_named_empty(
 ) -> Iterable[tuple[str, Partial]]:
     """The scanned partitions, then those named in full that had no rows: empty statistics
     (and the count and size of their files)."""
-    seen = set()
+    keys = [k.name.lower() for k in plan.partition_keys]
+    named = {
+        names.make_partition_name(keys, [spec[k] for k in keys])
+        for spec in specs
+        if len(spec) == len(keys)
+    }
     for name, partial in merged:
-        seen.add(name)
+        named.discard(name)
         yield name, partial
-    keys = [k.name for k in plan.partition_keys]
-    for spec in specs:
-        if len(spec) != len(keys):
-            continue
-        name = names.make_partition_name([k.lower() for k in keys], [spec[k.lower()] for k in keys])
-        if name in seen:
-            continue
-        seen.add(name)
+    for name in sorted(named):
         empty = Partial({c.name: ColumnState.empty(c.stats_kind) for c in plan.columns})
         if source is not None:
             files = source.listing.files.get(name, [])

@@ -11,7 +11,8 @@ Two ways in, one way out:
 Then the Partials are merged by partition on the executors (reduceByKey), and by column for
 the table level; the driver receives the table level (one Partial per column) and iterates
 over the partitions' Partials (toLocalIterator, one Spark partition of about a write batch at
-a time), so its memory does not grow with the number of partitions.
+a time, the next one fetched while this one is written), so its memory does not grow with the
+number of partitions.
 """
 
 from __future__ import annotations
@@ -208,8 +209,9 @@ class Merged:
     partitions: RDD[tuple[str, Partial]]
 
     def __iter__(self) -> Iterator[tuple[str, Partial]]:
+        # The next Spark partition is computed while this one is written: two at most.
         with task_errors():
-            yield from self.partitions.toLocalIterator(prefetchPartitions=False)
+            yield from self.partitions.toLocalIterator(prefetchPartitions=True)
 
 
 @contextlib.contextmanager

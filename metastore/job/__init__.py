@@ -4,9 +4,13 @@ It runs in a Spark driver and its executors and talks to the metastore through t
 client only: nothing here imports the server's database layer (SQLAlchemy, Alembic, drivers).
 
 * :mod:`metastore.job.options` - what to analyze (:class:`AnalyzeOptions`);
-* :mod:`metastore.job.source` - reading the data and planning the columns and partitions;
-* :mod:`metastore.job.scan` - the one pass over the data, into partial statistics;
+* :mod:`metastore.job.source` - the columns and partitions to analyze (the plan);
+* :mod:`metastore.job.located` - file sources: a folder, or a table found in the metastore;
+* :mod:`metastore.job.files` - listing files into splits, reading them with PyArrow;
+* :mod:`metastore.job.scan` - the one pass over the data, into partials merged on executors;
 * :mod:`metastore.job.accumulators` - partial statistics of Arrow arrays, and their merge;
+* :mod:`metastore.job.skew` - skewed values, with a frequent-items sketch;
+* :mod:`metastore.job.progress` - the progress bar or log lines;
 * :mod:`metastore.job.writer` - registering tables and partitions, writing statistics;
 * :mod:`metastore.job.client` - the Thrift client, with retries;
 * :mod:`metastore.job.analyze` - the job from start to summary (:func:`run`).

@@ -271,7 +271,7 @@ def _write(
             whole.files, whole.bytes = len(files), sum(size for _, size in files)
         table_basic = _basic(whole, measured)
         table_objs = _objs(plan, whole)
-        written = 1 if whole.rows else 0
+        written = 1
     writer.set_table_basic(client, plan, table_basic)
     if table_objs:
         table_entry = writer.column_stats(plan, None, table_objs, options.engine)
@@ -283,7 +283,7 @@ def _write(
     return AnalyzeResult(
         plan=plan,
         table_stats={o.colName: o for o in table_objs},
-        partitions=max(written, 1) if not plan.partition_keys else written,
+        partitions=written,
         seconds=0.0,
         skewed=skewed,
         share=share,

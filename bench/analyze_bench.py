@@ -2,8 +2,8 @@
 the job at scale.
 
     python bench/analyze_bench.py [--rows 5000000] [--partitions 10] [--repeat 3]
-        [--scale-rows 1000000] [--scale-partitions 10,10000] [--skip-side-by-side]
-        [--skip-scale]
+        [--scale-rows 1000000] [--scale-partitions 10,10000] [--driver-memory 512m]
+        [--skip-side-by-side] [--skip-scale]
 
 Generates a Parquet table (6 columns of mixed types, Hive-style partition folders), then
 times, on the same data and session:
@@ -129,7 +129,7 @@ def read_only(spark: Any, data: Path) -> float:
 
 def main() -> int:
     if sys.argv[1:2] == ["--child"]:
-        return child(*sys.argv[2:5])
+        return child(*sys.argv[2:6])
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -138,6 +138,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--scale-rows", type=int, default=1_000_000)
     parser.add_argument("--scale-partitions", default="10,10000")
+    parser.add_argument(
+        "--driver-memory",
+        default="",
+        help="spark.driver.memory of the scale run's jobs (default: Spark's)",
+    )
     parser.add_argument("--skip-side-by-side", action="store_true")
     parser.add_argument("--skip-scale", action="store_true")
     args = parser.parse_args()
@@ -147,7 +152,7 @@ def main() -> int:
     if not args.skip_scale:
         counts = [int(c) for c in args.scale_partitions.split(",")]
         print(f"\nscale run: {args.scale_rows:,} rows x 20 columns in {counts} partitions")
-        scale_run(args.scale_rows, counts)
+        scale_run(args.scale_rows, counts, args.driver_memory)
     print(f"load average at end: {', '.join(f'{v:.1f}' for v in os.getloadavg())}")
     return 0
 

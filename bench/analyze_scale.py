@@ -69,7 +69,7 @@ def peak_kib(pid: int) -> int:
     return 0
 
 
-def child(data: str, uri: str, table: str) -> int:
+def child(data: str, uri: str, table: str, driver_memory: str) -> int:
     """The --child mode: one run of the job, its figures as a JSON line on stdout."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -77,9 +77,11 @@ def child(data: str, uri: str, table: str) -> int:
     from metastore.job import analyze
     from metastore.job.options import AnalyzeOptions
 
+    builder = SparkSession.builder.master("local[*]")
+    if driver_memory:
+        builder = builder.config("spark.driver.memory", driver_memory)
     spark = (
-        SparkSession.builder.master("local[*]")
-        .appName("analyze scale bench")
+        builder.appName("analyze scale bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
@@ -132,7 +134,7 @@ def our_server(tmp: Path) -> Iterator[str]:
         stop_process(process)
 
 
-def run_child(data: Path, uri: str, table: str) -> dict[str, Any]:
+def run_child(data: Path, uri: str, table: str, driver_memory: str) -> dict[str, Any]:
     done = subprocess.run(
         [
             sys.executable,
@@ -141,6 +143,7 @@ def run_child(data: Path, uri: str, table: str) -> dict[str, Any]:
             str(data),
             uri,
             table,
+            driver_memory,
         ],
         capture_output=True,
         text=True,
@@ -152,8 +155,9 @@ def run_child(data: Path, uri: str, table: str) -> dict[str, Any]:
     return figures
 
 
-def scale_run(rows: int, partitions: list[int]) -> None:
-    """The job over ROWS rows of 20 columns in each count of PARTITIONS; prints a table."""
+def scale_run(rows: int, partitions: list[int], driver_memory: str = "") -> None:
+    """The job over ROWS rows of 20 columns in each count of PARTITIONS; prints a table.
+    DRIVER_MEMORY: the driver JVM's heap (spark.driver.memory), its default when empty."""
     with tempfile.TemporaryDirectory(prefix="colstats-scale-") as tmp_name:
         tmp = Path(tmp_name)
         results = {}
@@ -168,7 +172,7 @@ def scale_run(rows: int, partitions: list[int]) -> None:
                     f"{os.getloadavg()[0]:.1f}",
                     flush=True,
                 )
-                results[count] = run_child(data, uri, f"scale.t{count}")
+                results[count] = run_child(data, uri, f"scale.t{count}", driver_memory)
                 print(f"  ran the job: {results[count]}; load {os.getloadavg()[0]:.1f}", flush=True)
         base = results[partitions[0]]
         base_peak = base["python_peak_kib"] + base["jvm_peak_kib"]

@@ -89,24 +89,29 @@ def count_rows(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     yield pa.RecordBatch.from_pydict({"n": [rows]})
 
 
-def timed(label: str, work: Callable[[], object], repeat: int) -> float:
-    """The median time of REPEAT runs of WORK after a warm-up run; anything WORK prints is
-    dropped (the job prints its summary table every time)."""
-    times = []
+def timed(works: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
+    """The median time of REPEAT runs of each of WORKS after a warm-up run each, the works
+    taking turns (a round runs each once), so that a load that comes and goes on the machine
+    falls on all of them alike; anything they print is dropped (the job prints its summary)."""
+    times: dict[str, list[float]] = {label: [] for label in works}
     real_stdout = sys.stdout
     with open(os.devnull, "w") as quiet:
         sys.stdout = quiet
         try:
-            work()  # warm-up: JIT, file cache, Python workers
+            for work in works.values():
+                work()  # warm-up: JIT, file cache, Python workers
             for _ in range(repeat):
-                started = time.perf_counter()
-                work()
-                times.append(time.perf_counter() - started)
+                for label, work in works.items():
+                    started = time.perf_counter()
+                    work()
+                    times[label].append(time.perf_counter() - started)
         finally:
             sys.stdout = real_stdout
-    median = statistics.median(times)
-    print(f"  {label:<40} {median:7.2f} s   (runs: {', '.join(f'{t:.2f}' for t in times)})")
-    return median
+    medians = {label: statistics.median(runs) for label, runs in times.items()}
+    for label, runs in times.items():
+        shown = ", ".join(f"{t:.2f}" for t in runs)
+        print(f"  {label:<40} {medians[label]:7.2f} s   (runs: {shown})")
+    return medians
 
 
 def read_only(spark: Any, data: Path) -> float:
@@ -198,28 +203,26 @@ def side_by_side(args: argparse.Namespace) -> None:
         cores = spark.sparkContext.defaultParallelism
         print(
             f"\n{args.rows:,} rows, {args.partitions} partitions, {len(COLUMNS)} columns, "
-            f"local[*] with {cores} cores; median of {args.repeat} runs:"
+            f"local[*] with {cores} cores; median of {args.repeat} runs, taking turns:"
         )
-        t_ours = timed("ours (partitions + table, sketches)", ours, args.repeat)
-        t_analyze = timed(
-            "ANALYZE ... FOR ALL COLUMNS",
-            lambda: spark.sql("ANALYZE TABLE bench COMPUTE STATISTICS FOR ALL COLUMNS").collect(),
+        medians = timed(
+            {
+                "ours (partitions + table, sketches)": ours,
+                "ANALYZE ... FOR ALL COLUMNS": lambda: spark.sql(
+                    "ANALYZE TABLE bench COMPUTE STATISTICS FOR ALL COLUMNS"
+                ).collect(),
+                "bare scan (max of every column)": lambda: df.agg(
+                    *[F.max(c) for c in COLUMNS]
+                ).collect(),
+                "Arrow transfer only (mapInArrow no-op)": lambda: (
+                    df.select(F.col("ds").cast("string"), *COLUMNS)
+                    .mapInArrow(count_rows, "n long")
+                    .collect()
+                ),
+            },
             args.repeat,
         )
-        t_scan = timed(
-            "bare scan (max of every column)",
-            lambda: df.agg(*[F.max(c) for c in COLUMNS]).collect(),
-            args.repeat,
-        )
-        t_transfer = timed(
-            "Arrow transfer only (mapInArrow no-op)",
-            lambda: (
-                df.select(F.col("ds").cast("string"), *COLUMNS)
-                .mapInArrow(count_rows, "n long")
-                .collect()
-            ),
-            args.repeat,
-        )
+        t_ours, t_analyze, t_scan, t_transfer = medians.values()
         print(f"\n  ours / ANALYZE   = {t_ours / t_analyze:5.2f}x   (target <= 0.7x)")
         print(f"  ours / bare scan = {t_ours / t_scan:5.2f}x   (target <= 1.2x)")
         print(

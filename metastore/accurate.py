@@ -61,6 +61,12 @@ def with_basic(value: str | None) -> str:
     return rendered
 
 
+def without_basic(value: str | None) -> str | None:
+    """VALUE with BASIC_STATS no longer true; the accurate columns are kept (None when
+    nothing is left)."""
+    return _render(False, _parse(value)[1])
+
+
 def with_columns(value: str | None, columns: Iterable[str]) -> str | None:
     """VALUE with COLUMNS marked accurate; BASIC_STATS is kept."""
     basic, accurate = _parse(value)

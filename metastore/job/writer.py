@@ -42,7 +42,8 @@ def ensure_table(client: MetastoreClient, plan: Plan, location: str | None) -> l
                 tableName=plan.table,
                 dbName=plan.db,
                 sd=sd,
-                parameters={},
+                # HMS keeps a table external only with this parameter set.
+                parameters={"EXTERNAL": "TRUE"},
                 tableType="EXTERNAL_TABLE",
                 partitionKeys=[
                     t.FieldSchema(k.name.lower(), k.hive_type, None) for k in plan.partition_keys

@@ -73,7 +73,7 @@ def on_alter(
     context: Mapping[str, str],
 ) -> None:
     """An altered partition (OLD: its parameters before) or unpartitioned table (OLD None:
-    always counted again, as HMS does)."""
+    counted again, as HMS does on every alter but a rename)."""
     if skipped(params, context):
         return
     if old is None:

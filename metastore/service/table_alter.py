@@ -115,8 +115,9 @@ class _Alter:
                 del params[accurate_.KEY]
             else:
                 params[accurate_.KEY] = value
-        if kind != convert.VIRTUAL_VIEW and not self.current.partitionKeys:
-            # HMS counts an unpartitioned table's files on every alter (service.fast_stats).
+        if kind != convert.VIRTUAL_VIEW and not self.current.partitionKeys and not renamed:
+            # HMS counts an unpartitioned table's files on every alter but a rename
+            # (service.fast_stats).
             context = self.context
             if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
                 context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}

@@ -129,3 +129,14 @@ def test_partitions_are_counted_when_added_and_when_their_figures_change(
     remote.parameters = {**remote.parameters, "numFiles": "3", "totalSize": "300"}
     client.alter_partition(db_name, "p", remote)
     assert fast(client.get_partition(db_name, "p", ["1"]).parameters) == ("3", "300")
+
+
+def test_a_rename_is_not_counted(client: Client, db_name: str, tmp_path: Path) -> None:
+    client.create_database(database(db_name))
+    location = folder_with_files(tmp_path / "t", 64)
+    client.create_table(table(db_name, "t", sd=storage(location=location)))
+    current = client.get_table(db_name, "t")
+    current.parameters = {k: v for k, v in current.parameters.items() if k != "numFiles"}
+    current.tableName = "t2"
+    client.alter_table(db_name, "t", current)
+    assert fast(client.get_table(db_name, "t2").parameters) == (None, "64")

@@ -14,6 +14,7 @@ nothing here asserts on timings.
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime
 import functools
 import sys
@@ -99,6 +100,9 @@ def create(client: ThriftHiveMetastore.Client, warehouse: str, days: int, hours:
     client.create_table(
         t.Table(tableName=TABLE, dbName=DB, sd=sd, partitionKeys=keys, parameters={})
     )
+    # HMS needs a partition's storage; its location is left for the server to derive.
+    part_sd = copy.copy(sd)
+    part_sd.location = None
     values = [
         [str(FIRST_DAY + datetime.timedelta(days=d)), str(h)]
         for d in range(days)
@@ -106,7 +110,7 @@ def create(client: ThriftHiveMetastore.Client, warehouse: str, days: int, hours:
     ]
     for start in range(0, len(values), 500):
         parts = [
-            t.Partition(values=v, dbName=DB, tableName=TABLE, parameters={})
+            t.Partition(values=v, dbName=DB, tableName=TABLE, parameters={}, sd=part_sd)
             for v in values[start : start + 500]
         ]
         request = t.AddPartitionsRequest(

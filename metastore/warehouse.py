@@ -89,5 +89,25 @@ class Warehouse:
         return True
 
 
+def quick_stats(uri: str | None) -> tuple[int, int] | None:
+    """(number of files, total bytes) under the local folder URI, as HMS's fast statistics
+    count them: every file below it, hidden ones (starting with '.' or '_', such as Spark's
+    _SUCCESS) left out; a folder that does not exist holds none. None when the folder is not
+    local."""
+    path = local_path(uri)
+    if path is None:
+        return None
+    if not path.is_dir():
+        return (1, path.stat().st_size) if path.is_file() else (0, 0)
+    files = size = 0
+    for folder, folders, names in os.walk(path):
+        folders[:] = [f for f in folders if not f.startswith((".", "_"))]
+        for name in names:
+            if not name.startswith((".", "_")):
+                files += 1
+                size += os.path.getsize(os.path.join(folder, name))
+    return files, size
+
+
 class WarehouseError(Exception):
     """A file operation failed; the message says which folder and why."""

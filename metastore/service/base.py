@@ -13,7 +13,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy.orm import Session
@@ -138,26 +138,31 @@ def altered_params(params: dict[str, str] | None) -> dict[str, str]:
 
 
 def received_parameters(
-    params: dict[str, str] | None, columns: Sequence[tuple[str, str]]
+    params: dict[str, str] | None, columns: Sequence[tuple[str, str]], served: Mapping[str, str]
 ) -> spark_stats.FromSpark:
     """What to keep of the parameters an alter (or create) sends, and the statistics to
     store from its spark.sql.statistics.* keys (Spark's ANALYZE writes them there; colstats
     keeps them as Hive-format statistics and derives the keys again on reads, so they are
-    stored once). An echo of what colstats derived converts nothing.
+    stored once). An echo of what colstats derived converts nothing. SERVED are the
+    parameters colstats serves for the object now.
 
-    Spark drops the keys when it invalidates its statistics (TRUNCATE, or an INSERT with
-    spark.sql.statistics.size.autoUpdate.enabled off) but sends back every other parameter,
-    the digest of the keys it had read included: then the stored statistics are no longer
-    accurate, and COLUMN_STATS_ACCURATE goes (so nothing is derived for Spark any more and
-    Hive and Trino see the statistics as stale)."""
+    Spark drops every key of its prefix when it invalidates its statistics (TRUNCATE, or an
+    INSERT with spark.sql.statistics.size.autoUpdate.enabled off) and sends back the other
+    parameters; other clients send back what they read. So an alter without any such key
+    for an object colstats serves keys for means the statistics are no longer accurate:
+    COLUMN_STATS_ACCURATE goes (nothing is derived for Spark any more, and Hive and Trino
+    see the statistics as stale)."""
     received = spark_stats.hive_statistics(params or {}, columns)
-    if (
-        params
-        and spark_stats.DIGEST_KEY in params
-        and not any(key.startswith(spark_stats.PREFIX) for key in params)
+    if any(k.startswith(spark_stats.PREFIX) for k in served) and not any(
+        k.startswith(spark_stats.PREFIX) for k in params or {}
     ):
         received.parameters.pop(accurate_.KEY, None)
     return received
+
+
+def properties(context: t.EnvironmentContext | None) -> dict[str, str]:
+    """The properties of an environment context (none when it is absent)."""
+    return dict(context.properties or {}) if context is not None else {}
 
 
 def missing(what: str) -> t.NoSuchObjectException:

@@ -11,9 +11,9 @@ a partition of a managed table with deleteData deletes its folder once committed
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from sqlalchemy import delete, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -21,7 +21,8 @@ from metastore import convert, spark_stats, store, warehouse
 from metastore import models as m
 from metastore import names as naming
 from metastore.db import on_commit, on_rollback
-from metastore.service.base import altered_params, call, missing, received_parameters
+from metastore.service import fast_stats
+from metastore.service.base import altered_params, call, missing, properties, received_parameters
 from metastore.service.stats_writes import StatisticsWrites
 
 
@@ -35,7 +36,12 @@ class PartitionChangeCalls(StatisticsWrites):
             raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
 
     def _alter_partitions(
-        self, s: Session, db_name: str, tbl_name: str, new_parts: Sequence[t.Partition] | None
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        new_parts: Sequence[t.Partition] | None,
+        context: t.EnvironmentContext | None = None,
     ) -> None:
         """Replace the storage and parameters of partitions found by their values: all of
         them or, when one does not exist, none."""
@@ -52,7 +58,7 @@ class PartitionChangeCalls(StatisticsWrites):
                     f"cannot alter: partition {name} of {database.NAME}.{table.TBL_NAME} "
                     "does not exist"
                 )
-            self._replace_partition(s, table, partition, part)
+            self._replace_partition(s, table, partition, part, properties(context))
 
     def _name_of(
         self, database: m.Database, table: m.Table, keys: list[str], part: t.Partition | None
@@ -65,7 +71,12 @@ class PartitionChangeCalls(StatisticsWrites):
         return naming.make_partition_name(keys, part.values)
 
     def _replace_partition(
-        self, s: Session, table: m.Table, partition: m.Partition, part: t.Partition
+        self,
+        s: Session,
+        table: m.Table,
+        partition: m.Partition,
+        part: t.Partition,
+        context: Mapping[str, str],
     ) -> None:
         if part.sd is not None:
             old = store.load_storages(s, [partition.SD_ID]).get(partition.SD_ID or -1)
@@ -83,10 +94,17 @@ class PartitionChangeCalls(StatisticsWrites):
         if part.lastAccessTime:
             partition.LAST_ACCESS_TIME = part.lastAccessTime
         columns = store.column_types(s, partition.SD_ID)
-        received = received_parameters(part.parameters, list(columns.items()))
-        store.replace_params(
-            s, m.PartitionParam, partition.PART_ID, altered_params(received.parameters)
+        stored = store.params(s, m.PartitionParam, partition.PART_ID)
+        served = spark_stats.with_spark_statistics(stored, [], [])
+        received = received_parameters(part.parameters, list(columns.items()), served)
+        params = altered_params(received.parameters)
+        location = s.scalar(
+            select(m.StorageDescriptor.LOCATION).where(m.StorageDescriptor.SD_ID == partition.SD_ID)
         )
+        if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
+            context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}
+        fast_stats.on_alter(params, stored, location, context)
+        store.replace_params(s, m.PartitionParam, partition.PART_ID, params)
         if received.statistics:  # column statistics in Spark's keys (Spark writes none)
             s.flush()
             database = s.get(m.Database, table.DB_ID)
@@ -130,7 +148,7 @@ class PartitionChangeCalls(StatisticsWrites):
         new_part: t.Partition,
         environment_context: t.EnvironmentContext | None,
     ) -> None:
-        self._alter_partitions(s, db_name, tbl_name, [new_part])
+        self._alter_partitions(s, db_name, tbl_name, [new_part], environment_context)
 
     @call(write=True)
     def alter_partitions(
@@ -147,7 +165,7 @@ class PartitionChangeCalls(StatisticsWrites):
         new_parts: list[t.Partition] | None,
         environment_context: t.EnvironmentContext | None,
     ) -> None:
-        self._alter_partitions(s, db_name, tbl_name, new_parts)
+        self._alter_partitions(s, db_name, tbl_name, new_parts, environment_context)
 
     @call(write=True)
     def alter_partitions_req(
@@ -156,7 +174,7 @@ class PartitionChangeCalls(StatisticsWrites):
         if req is None or not req.dbName or not req.tableName:
             raise t.InvalidOperationException("AlterPartitionsRequest needs dbName and tableName")
         database = req.dbName if not req.catName else f"@{req.catName}#{req.dbName}"
-        self._alter_partitions(s, database, req.tableName, req.partitions)
+        self._alter_partitions(s, database, req.tableName, req.partitions, req.environmentContext)
         return t.AlterPartitionsResponse()
 
     # -- rename ---------------------------------------------------------------------------
@@ -198,7 +216,7 @@ class PartitionChangeCalls(StatisticsWrites):
             m.PartitionKeyValue(PART_ID=partition.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
             for i, v in enumerate(new_part.values)
         )
-        self._replace_partition(s, table, partition, new_part)
+        self._replace_partition(s, table, partition, new_part, {})
         if location is not None:
             s.execute(
                 update(m.StorageDescriptor)

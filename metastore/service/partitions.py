@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, store, store_filter
+from metastore import convert, store, store_filter, warehouse
 from metastore import models as m
 from metastore import names as naming
 from metastore.db import on_commit
 from metastore.partition_filter import Filter, PartitionFilterError, parse_filter
-from metastore.service.base import ServiceBase, call
+from metastore.service import fast_stats
+from metastore.service.base import ServiceBase, call, properties
 
 
 class PartitionCalls(ServiceBase):
@@ -31,8 +32,11 @@ class PartitionCalls(ServiceBase):
         db_arg: str | None = None,
         table_name: str | None = None,
         catalog: str | None = None,
+        context: t.EnvironmentContext | None = None,
     ) -> list[t.Partition]:
-        """Add PARTS (all of one table); returns the partitions added, as stored."""
+        """Add PARTS (all of one table); returns the partitions added, as stored. A
+        partition whose folder exists already gets HMS's fast statistics (numFiles,
+        totalSize; see service.fast_stats) unless CONTEXT says not to."""
         if not parts:
             return []
         first = parts[0]
@@ -81,6 +85,7 @@ class PartitionCalls(ServiceBase):
                 base = table_storage.sd.LOCATION if table_storage else None
                 storage.sd.LOCATION = f"{base}/{name}" if base else None
             storages.append(storage)
+        storage_by_part = {name: st for (name, _, _), st in zip(new, storages, strict=True)}
         sd_ids = store.insert_storages(
             s, storages, reuse_cd_ids=[table_storage.sd.CD_ID if table_storage else None]
         )
@@ -103,6 +108,9 @@ class PartitionCalls(ServiceBase):
             )
             params = dict(part.parameters or {})
             params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
+            location = storage_by_part[row.PART_NAME].sd.LOCATION
+            existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
+            fast_stats.on_create(params, location, not existed, properties(context))
             store.insert_params(s, m.PartitionParam, row.PART_ID, params)
         s.flush()
         if table.TBL_TYPE != convert.VIRTUAL_VIEW:
@@ -122,7 +130,9 @@ class PartitionCalls(ServiceBase):
     ) -> t.Partition:
         if new_part is None:
             raise t.InvalidObjectException("no partition given")
-        return self._add_partitions(s, [new_part], if_not_exists=False)[0]
+        return self._add_partitions(
+            s, [new_part], if_not_exists=False, context=environment_context
+        )[0]
 
     def _append(
         self, s: Session, db_name: str, tbl_name: str, values: list[str] | None

@@ -23,6 +23,7 @@ from metastore import accurate as accurate_
 from metastore import convert, names, spark_stats, store, warehouse
 from metastore import models as m
 from metastore.db import on_rollback
+from metastore.service import fast_stats
 from metastore.service.base import altered_params, call, received_parameters
 from metastore.service.stats_writes import StatisticsWrites
 
@@ -48,7 +49,7 @@ class TableAlterCalls(StatisticsWrites):
             raise t.InvalidOperationException(f"cannot alter: {e.message}") from None
         properties = (environment_context.properties if environment_context else None) or {}
         cascade = properties.get("CASCADE", "").lower() == "true"
-        _Alter(self, s, database, table, new_tbl, cascade).apply()
+        _Alter(self, s, database, table, new_tbl, cascade, properties).apply()
 
 
 class _Alter:
@@ -62,9 +63,10 @@ class _Alter:
         table: m.Table,
         new: t.Table,
         cascade: bool,
+        context: dict[str, str],
     ) -> None:
         self.calls, self.s, self.database, self.table, self.new = calls, s, database, table, new
-        self.cascade = cascade
+        self.cascade, self.context = cascade, context
         self.where = f"table {database.NAME}.{table.TBL_NAME}"
         self.current = calls._table_struct(s, database, table)
 
@@ -102,7 +104,9 @@ class _Alter:
             row.IS_REWRITE_ENABLED = bool(self.new.rewriteEnabled)
         columns = self.new.sd.cols if self.new.sd is not None else self.current.sd.cols
         received = received_parameters(
-            self.new.parameters, [(c.name, c.type) for c in columns or []]
+            self.new.parameters,
+            [(c.name, c.type) for c in columns or []],
+            self.current.parameters or {},
         )
         params = altered_params(received.parameters)
         if dropped_columns and accurate_.KEY in params:
@@ -111,6 +115,17 @@ class _Alter:
                 del params[accurate_.KEY]
             else:
                 params[accurate_.KEY] = value
+        if kind != convert.VIRTUAL_VIEW and not self.current.partitionKeys and not renamed:
+            # HMS counts an unpartitioned table's files on every alter but a rename
+            # (service.fast_stats).
+            context = self.context
+            if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
+                context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}
+            self.s.flush()
+            location = self.s.scalar(
+                select(m.StorageDescriptor.LOCATION).where(m.StorageDescriptor.SD_ID == row.SD_ID)
+            )
+            fast_stats.on_alter(params, None, location, context)
         store.replace_params(self.s, m.TableParam, row.TBL_ID, params)
         if received.statistics:  # Spark's ANALYZE ... FOR COLUMNS, kept in Hive's format
             self.s.flush()

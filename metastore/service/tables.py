@@ -18,7 +18,8 @@ from metastore import convert, names, spark_stats, store, warehouse
 from metastore import models as m
 from metastore.partition_filter import PartitionFilterError, parse_filter
 from metastore.partition_filter.table_sql import table_filter_condition
-from metastore.service.base import call, received_parameters
+from metastore.service import fast_stats
+from metastore.service.base import call, properties, received_parameters
 from metastore.service.stats_writes import StatisticsWrites
 
 
@@ -70,10 +71,14 @@ class TableCalls(StatisticsWrites):
             for i, k in enumerate(keys)
         )
         received = received_parameters(
-            tbl.parameters, [(c.COLUMN_NAME, c.TYPE_NAME or "") for c in storage.columns]
+            tbl.parameters, [(c.COLUMN_NAME, c.TYPE_NAME or "") for c in storage.columns], {}
         )
         params = received.parameters
         params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
+        if row.TBL_TYPE != convert.VIRTUAL_VIEW and not keys:
+            location = storage.sd.LOCATION
+            existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
+            fast_stats.on_create(params, location, not existed, properties(environment_context))
         store.insert_params(s, m.TableParam, row.TBL_ID, params)
         if received.statistics:
             s.flush()

@@ -39,15 +39,18 @@ VERSION = "2"
 MAX_VALUE_LENGTH = 4000
 """The length over which Spark splits a value (splitLargeTableProp's default threshold)."""
 
-DIGEST_KEY = "colstats.spark.statistics.digest"
-"""The parameter colstats adds next to the keys it derives, for recognising their echo."""
+DIGEST_KEY = PREFIX + "colstats.digest"
+"""The parameter colstats adds next to the keys it derives, for recognising their echo. Under
+Spark's prefix, so that Spark hides it from users (DESCRIBE, SHOW TBLPROPERTIES) and keeps or
+drops it together with its statistics; Spark's reader ignores keys it does not know."""
 
 TABLE_GROUP = ""
 """The digest group of the table's (or partition's) own keys."""
 
 
 def is_spark_key(key: str) -> bool:
-    return key.startswith(PREFIX)
+    """A key of Spark's statistics (not colstats' digest beside them)."""
+    return key.startswith(PREFIX) and key != DIGEST_KEY
 
 
 def spark_keys(parameters: Mapping[str, str]) -> dict[str, str]:

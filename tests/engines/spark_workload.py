@@ -50,8 +50,8 @@ _JAVA_DATE = re.compile(r"\b[A-Z][a-z]{2} [A-Z][a-z]{2} \d{1,2} \d\d:\d\d:\d\d [
 # ("'transient_lastDdlTime' = '1795447362'").
 _DDL_TIME = re.compile(r"(transient_lastDdlTime'?\s*=\s*'?)\d+")
 # DESCRIBE rows that print a map as "[k1=v1, k2=v2]", in the map's iteration order.
-_MAP_ROWS = {"Table Properties", "Partition Parameters", "Storage Properties"}
-_MAP_ENTRY = re.compile(r", (?=[^,=\s]+=)")
+MAP_ROWS = {"Table Properties", "Partition Parameters", "Storage Properties"}
+MAP_ENTRY = re.compile(r", (?=[^,=\s]+=)")
 _MAP_LINE = re.compile(
     r"^((?:Table Properties|Partition Parameters|Storage Properties): )(\[.*\])$", re.M
 )
@@ -80,7 +80,7 @@ class Normalizer:
         # SHOW TBLPROPERTIES prints (key, value), DESCRIBE prints (name, value, comment).
         if len(out) >= 2 and out[0] in _TIME_KEYS and out[1] not in (None, "UNKNOWN"):
             out[1] = TIME
-        if len(out) >= 2 and out[0] in _MAP_ROWS and isinstance(out[1], str):
+        if len(out) >= 2 and out[0] in MAP_ROWS and isinstance(out[1], str):
             out[1] = _sorted_map(out[1])
         return out
 
@@ -90,7 +90,7 @@ def _sorted_map(text: str) -> str:
     how the map was built."""
     if not (text.startswith("[") and text.endswith("]")):
         return text
-    return "[" + ", ".join(sorted(_MAP_ENTRY.split(text[1:-1]))) + "]"
+    return "[" + ", ".join(sorted(MAP_ENTRY.split(text[1:-1]))) + "]"
 
 
 def json_value(value: Any) -> Any:

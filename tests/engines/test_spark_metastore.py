@@ -37,6 +37,7 @@ from conftest import RunningServer, empty_database
 from hms_process import pyspark_jars, started_hive_metastore
 from spark_compare import Call, Record, call_log, differing, read_calls, report
 from spark_steps import SECTIONS, STEPS
+from spark_workload import MAP_ENTRY, MAP_ROWS
 
 from metastore import db
 from metastore.config import Settings
@@ -208,12 +209,74 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Run]:
 # The same results as HMS, section by section
 
 
+def _without_keys(record: Record, keys: tuple[str, ...]) -> Record:
+    """RECORD with the entries KEYS left out of the parameter maps DESCRIBE prints
+    ("[k1=v1, k2=v2]") and out of the (key, value) rows SHOW TBLPROPERTIES prints."""
+    rows = record["result"].get("rows")
+    if rows is None:
+        return record
+
+    def kept_map(text: str) -> str:
+        if not (text.startswith("[") and text.endswith("]")):
+            return text
+        entries = [e for e in MAP_ENTRY.split(text[1:-1]) if e.split("=", 1)[0] not in keys]
+        return "[" + ", ".join(entries) + "]"
+
+    out = []
+    for row in rows:
+        if row and row[0] in keys:
+            continue
+        if len(row) >= 2 and row[0] in MAP_ROWS and isinstance(row[1], str):
+            row = [row[0], kept_map(row[1]), *row[2:]]
+        out.append(row)
+    return {**record, "result": {"rows": out}}
+
+
+def _location_set(record: Record) -> Record:
+    """HMS 4 changes a database's location (new tables go there); HMS 2.3 ignored it and
+    Spark reports that as an error."""
+    return {**record, "result": {"rows": []}}
+
+
+def _describe_moved_database(record: Record) -> Record:
+    text = json.dumps(record).replace("file:<WH>/sales.db", "file:<WH>/elsewhere.db")
+    out: Record = json.loads(text)
+    return out
+
+
+# Where colstats answers differently from HMS 2.3.10 on purpose: the step, what colstats must
+# give instead (from HMS's record), and why. Compared on our server's runs only.
+DELIBERATE: dict[tuple[str, str], Callable[[Record], Record]] = {
+    ("errors", "set database location"): _location_set,
+    ("errors", "describe database after failed set location"): _describe_moved_database,
+}
+# Spark's ANALYZE keys are kept by colstats as Hive-format statistics (issue 10: numRows,
+# COLUMN_STATS_ACCURATE in the parameters DESCRIBE prints); HMS keeps only Spark's hidden
+# keys. The statistics themselves are checked by the statistics tests; here both sides are
+# compared without these two entries in the analyze section.
+STATISTICS_KEYS = ("COLUMN_STATS_ACCURATE", "numRows")
+
+
+def expected_of(record: Record) -> Record:
+    """What our server must give for the step HMS gave RECORD for."""
+    change = DELIBERATE.get((record["section"], record["name"]))
+    record = change(record) if change else record
+    if record["section"] == "analyze":
+        record = _without_keys(record, STATISTICS_KEYS)
+    return record
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("section", SECTIONS)
 def test_same_results_as_hms(runs: dict[str, Run], section: str, target: str) -> None:
     expected = [r for r in runs[REFERENCE].records if r["section"] == section]
+    if target != "hms":
+        expected = [expected_of(r) for r in expected]
     got = runs[target]
-    diffs = differing(expected, [r for r in got.records if r["section"] == section])
+    records = [r for r in got.records if r["section"] == section]
+    if target != "hms" and section == "analyze":
+        records = [_without_keys(r, STATISTICS_KEYS) for r in records]
+    diffs = differing(expected, records)
     if diffs:
         pytest.fail(report(section, got.name, diffs, len(expected), got.calls), pytrace=False)
 

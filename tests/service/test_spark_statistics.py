@@ -5,6 +5,7 @@ nothing, and Spark's invalidation makes the statistics stale."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from metadata_builders import database, fields, storage, table
@@ -21,10 +22,14 @@ COLUMNS = fields(("id", "bigint"), ("name", "string"), ("day", "date"))
 def make_table(client: Client, db: str) -> None:
     client.create_database(database(db))
     client.create_table(table(db, "t", sd=storage(COLUMNS), parameters={"EXTERNAL": "TRUE"}))
+    # The table's data: the server counts its files when an engine alters the table.
+    folder = Path(client.get_table(db, "t").sd.location.removeprefix("file:"))
+    (folder / "part-0.parquet").write_bytes(bytes(4096))
 
 
 def write_job_statistics(client: Client, db: str, rows: int, high: int) -> None:
-    """What the statistics job (or Hive) writes: column statistics and basic statistics."""
+    """What the statistics job (or Hive's statistics task) writes: column statistics, then
+    basic statistics in an alter that tells the server not to count the files itself."""
     long_data = t.LongColumnStatsData(lowValue=1, highValue=high, numNulls=2, numDVs=high + 1)
     name = t.StringColumnStatsData(maxColLen=9, avgColLen=4.5, numNulls=0, numDVs=40)
     day = t.DateColumnStatsData(
@@ -39,7 +44,6 @@ def write_job_statistics(client: Client, db: str, rows: int, high: int) -> None:
     assert client.update_table_column_statistics(t.ColumnStatistics(desc, objs))
     current = client.get_table(db, "t")
     params = {k: v for k, v in current.parameters.items() if not k.startswith(PREFIX)}
-    params.pop(DIGEST_KEY, None)
     accurate = params["COLUMN_STATS_ACCURATE"].replace("{", '{"BASIC_STATS":"true",', 1)
     current.parameters = {
         **params,
@@ -47,11 +51,17 @@ def write_job_statistics(client: Client, db: str, rows: int, high: int) -> None:
         "totalSize": "4096",
         "COLUMN_STATS_ACCURATE": accurate,
     }
-    client.alter_table(db, "t", current)
+    context = t.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true", "STATS_GENERATED": "TASK"})
+    client.alter_table_with_environment_context(db, "t", current, context)
 
 
 def spark_keys(params: dict[str, str]) -> dict[str, str]:
-    return {k.removeprefix(PREFIX): v for k, v in params.items() if k.startswith(PREFIX)}
+    """Spark's statistics keys, without colstats' digest beside them."""
+    return {
+        k.removeprefix(PREFIX): v
+        for k, v in params.items()
+        if k.startswith(PREFIX) and k != DIGEST_KEY
+    }
 
 
 def test_hive_format_statistics_are_served_in_sparks_keys(client: Client, db_name: str) -> None:
@@ -132,6 +142,10 @@ def test_an_echo_of_old_keys_does_not_undo_a_newer_run(client: Client, db_name: 
     client.alter_table(db_name, "t", read_by_spark)
     params = client.get_table(db_name, "t").parameters
     assert params["owner.team"] == "growth"
+    # As on HMS, an alter without statistics counts the files again: the size is known, the
+    # row count (written back as read) is no longer confirmed and not served to Spark.
+    assert (params["numFiles"], params["totalSize"]) == ("1", "4096")
+    assert "numRows" not in spark_keys(params)
     assert spark_keys(params)["colStats.id.max"] == "99"
     assert table_stats(client, db_name)["id"].longStats.highValue == 99
 
@@ -140,10 +154,10 @@ def test_spark_dropping_its_keys_makes_the_statistics_stale(client: Client, db_n
     make_table(client, db_name)
     write_job_statistics(client, db_name, rows=100, high=42)
     truncated = client.get_table(db_name, "t")
-    truncated.parameters = {
+    assert DIGEST_KEY in truncated.parameters  # beside Spark's keys, under its prefix
+    truncated.parameters = {  # Spark drops every key of its prefix, keeps the others
         k: v for k, v in truncated.parameters.items() if not k.startswith(PREFIX)
     }
-    assert DIGEST_KEY in truncated.parameters  # Spark keeps every other key
     client.alter_table(db_name, "t", truncated)  # TRUNCATE TABLE t
     params = client.get_table(db_name, "t").parameters
     assert "COLUMN_STATS_ACCURATE" not in params

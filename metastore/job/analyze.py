@@ -118,7 +118,15 @@ def run(spark: SparkSession, options: AnalyzeOptions) -> AnalyzeResult:
         log.info("stage 2/3: scanning the data (one pass)")
         if source is None:
             df = filter_partitions(skip_partitions(df, plan, skip), plan, specs)
-            merged = scan.merge(scan.scan_dataframe(df, plan, skewed), 1, options.batch_size)
+            assert options.spark_table is not None
+            # The catalog's partition count: the merged partitions are fetched a batch at a time.
+            count = (
+                spark.sql(f"SHOW PARTITIONS {options.spark_table}").count()
+                if plan.partition_keys
+                else 1
+            )
+            mapped = scan.scan_dataframe(df, plan, skewed)
+            merged = scan.merge(mapped, count, options.batch_size)
         else:
             merged = _scan_files(spark, source, plan, skewed, options)
         scanned = time.monotonic()

@@ -156,10 +156,11 @@ def _table(client: MetastoreClient, db: str, name: str) -> t.Table:
         table: t.Table = client.call("get_table", db, name)
     except t.NoSuchObjectException as e:
         try:
-            tables = client.call("get_all_tables", db)
+            client.call("get_database", db)
         except t.NoSuchObjectException:
             databases = client.call("get_all_databases")
             raise CliError(f"no database {db} in {client.uri}; it has {_listing(databases)}") from e
+        tables = client.call("get_all_tables", db)
         raise CliError(
             f"no table {db}.{name} in {client.uri}; {db} has {_listing(tables, 'no tables')}"
         ) from e
@@ -169,7 +170,7 @@ def _table(client: MetastoreClient, db: str, name: str) -> t.Table:
 def _listing(items: list[str], empty: str = "none", most: int = 10) -> str:
     if not items:
         return empty
-    shown = ", ".join(sorted(items)[:most])
+    shown = ", ".join(items[:most])
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 

@@ -115,7 +115,10 @@ def test_a_column_shows_every_statistic_and_its_histogram(
     assert "numRows 1003" in out and "numFiles -" in out
     first_blank = lines.index("")
     block = lines[first_blank + 1 : lines.index("", first_blank + 1)]
-    rows = dict((*line.split(None, 1), "")[:2] for line in block)
+    rows: dict[str, str] = {}
+    for line in block:
+        key, _, value = line.partition(" ")
+        rows[key] = value.strip()
     assert rows["col_name"] == "id" and rows["data_type"] == "bigint"
     assert rows["min"] == "1" and rows["max"] == "1000"
     assert rows["num_nulls"] == "3" and rows["distinct_count"] == "1000"

@@ -5,8 +5,8 @@ For a column: every statistic of its kind, when it was analyzed and by which eng
 COLUMN_STATS_ACCURATE says it is current, and a histogram drawn from its KLL sketch when the
 metastore returns one (colstats does when started with --fetch-histogram, HMS 4 with
 metastore.stats.fetch.kll). For the table, or a partition with --partition: its basic
-statistics (numRows, numFiles, totalSize, rawDataSize) and a row per column. Works against
-colstats and any HMS that serves get_table_statistics_req (3.0 and later).
+statistics (numRows, numFiles, totalSize, rawDataSize) and a row per column. It makes only
+HMS calls, so it reads a Hive Metastore as well as colstats.
 """
 
 from __future__ import annotations

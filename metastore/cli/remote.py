@@ -37,15 +37,18 @@ class Answer:
     seconds: float
 
 
-def check(uri: str, *, timeout_s: float = 10.0) -> Answer:
+def check(uri: str, *, timeout_s: float = 30.0) -> Answer:
     """Call get_all_databases on URI once; CliError with the reason when that fails."""
     client, answer = connect(uri, timeout_s=timeout_s)
     client.close()
     return answer
 
 
-def connect(uri: str, *, timeout_s: float = 10.0) -> tuple[MetastoreClient, Answer]:
-    """A client of URI that has made one call, and its answer; CliError when that failed."""
+def connect(uri: str, *, timeout_s: float = 60.0) -> tuple[MetastoreClient, Answer]:
+    """A client of URI that has made one call, and its answer; CliError when that failed.
+
+    TIMEOUT_S bounds each call of the client (a busy metastore on a loaded machine may take
+    seconds; `metastore ping` asks for less)."""
     try:
         client = MetastoreClient(uri, retries=0, timeout_s=timeout_s)
     except ValueError as e:

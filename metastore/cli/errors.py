@@ -13,6 +13,9 @@ with an exit code:
 
 from __future__ import annotations
 
+import re
+import sys
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -67,9 +70,13 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _database(exc: BaseException) -> tuple[int, str] | None:
-    """SQLAlchemy's and Alembic's errors: a URL, a driver, a database that cannot be used."""
+    """SQLAlchemy's and Alembic's errors: a URL, a driver, a database that cannot be used.
+
+    Only when the command loaded them: `analyze` must not load the database layer for this.
+    """
+    if "sqlalchemy" not in sys.modules:
+        return None
     import sqlalchemy.exc as sa_exc
-    from alembic.util import CommandError
 
     if isinstance(exc, sa_exc.NoSuchModuleError):
         return EXIT_USAGE, (
@@ -89,7 +96,8 @@ def _database(exc: BaseException) -> tuple[int, str] | None:
         elif "connection" in detail.lower() or "could not translate host" in detail:
             hint = " (is the server running, and are the host, port, user and password right?)"
         return EXIT_FAILED, f"the database cannot be used: {detail}{hint}"
-    if isinstance(exc, CommandError):
+    alembic_util = sys.modules.get("alembic.util")
+    if alembic_util is not None and isinstance(exc, alembic_util.CommandError):
         return EXIT_FAILED, f"migration: {_first_line(exc)}"
     return None
 
@@ -113,22 +121,18 @@ def _thrift(exc: BaseException) -> tuple[int, str] | None:
 
 # Spark's words for files it cannot read in the format it was told.
 _UNREADABLE = ("CANNOT_READ_FILE_FOOTER", "UNABLE_TO_INFER_SCHEMA", "not a Parquet", "FAILED_READ")
+# Spark's messages start with their error class: "[PATH_NOT_FOUND] Path does not exist: ...".
+_SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\][^\n]*")
 
 
 def _spark(exc: BaseException) -> tuple[int, str] | None:
-    """Spark's errors (pyspark is never imported here: the command may not have loaded it)."""
+    """Spark's errors (pyspark is never imported here: the command may not have loaded it).
+
+    A failure inside the JVM reaches Python as a Py4JJavaError whose first line names only
+    the Java call; the first message with an error class says what went wrong."""
     if not type(exc).__module__.startswith(("pyspark", "py4j")):
         return None
-    line = _first_line(exc)
-    hint = ""
-    if any(
-        k in line
-        for k in (
-            "CANNOT_READ_FILE_FOOTER",
-            "UNABLE_TO_INFER_SCHEMA",
-            "not a Parquet",
-            "FAILED_READ",
-        )
-    ):
-        hint = " (do the files match --format?)"
+    found = _SPARK_ERROR.search(str(exc))
+    line = found.group(0).strip() if found else _first_line(exc)
+    hint = " (do the files match --format?)" if any(k in line for k in _UNREADABLE) else ""
     return EXIT_FAILED, f"Spark failed: {line}{hint}"

@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -110,8 +109,7 @@ def test_ping_failures(
 def test_analyze_checks_the_metastore_and_the_path_before_spark(
     not_a_metastore: int, tmp_path: Path
 ) -> None:
-    """In a process of its own, to see that Spark was never loaded: the check takes well
-    under the seconds a Spark session needs to start."""
+    """In a process of its own, to see that Spark was never loaded."""
     program = (
         "import sys\nfrom metastore.cli import main\ncode = main(sys.argv[1:])\n"
         "assert 'pyspark' not in sys.modules\nsys.exit(code)"
@@ -122,7 +120,6 @@ def test_analyze_checks_the_metastore_and_the_path_before_spark(
         (f"thrift://127.0.0.1:{_closed_port()}", str(tmp_path / "nope"), "no such file or folder"),
     ]
     for uri, path, message in cases:
-        started = time.monotonic()
         done = subprocess.run(
             [sys.executable, "-c", program, "analyze", "d.t", "--uri", uri, "--path", path],
             capture_output=True,
@@ -132,7 +129,6 @@ def test_analyze_checks_the_metastore_and_the_path_before_spark(
         assert done.returncode == EXIT_FAILED, done.stderr
         assert done.stderr.startswith("metastore analyze: error: ")
         assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
-        assert time.monotonic() - started < 15
 
 
 @pytest.mark.parametrize(
@@ -200,8 +196,11 @@ def test_ctrl_c_exits_130(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert process.stdout is not None
-    while "[2/5]" not in process.stdout.readline():
-        pass
+    for line in process.stdout:  # until the sample data is being written
+        if line.startswith("[2/5]"):
+            break
+    else:
+        pytest.fail(f"the demo ended before writing its data: {process.communicate()}")
     process.send_signal(2)
     _, err = process.communicate(timeout=60)
     assert process.returncode == EXIT_INTERRUPTED

@@ -134,5 +134,9 @@ def _spark(exc: BaseException) -> tuple[int, str] | None:
         return None
     found = _SPARK_ERROR.search(str(exc))
     line = found.group(0).strip() if found else _first_line(exc)
-    hint = " (do the files match --format?)" if any(k in line for k in _UNREADABLE) else ""
+    hint = ""
+    if any(k in line for k in _UNREADABLE):
+        hint = " (do the files match --format?)"
+    elif "JAVA_GATEWAY_EXITED" in line:
+        hint = " (Spark needs Java 17: is it installed, and is JAVA_HOME unset or right?)"
     return EXIT_FAILED, f"Spark failed: {line}{hint}"

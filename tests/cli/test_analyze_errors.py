@@ -1,8 +1,9 @@
-"""`metastore analyze` on files that are not in the format it was told: Spark's error, found
-in the JVM's trace, in one line with a hint."""
+"""`metastore analyze` on files that are not in the format it was told, and without Java:
+Spark's error (found in the JVM's trace) in one line, with a hint."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -44,3 +45,18 @@ def test_csv_files_read_as_parquet(sqlite_server: RunningServer, tmp_path: Path)
         "(do the files match --format?)"
     ]
     assert "Traceback" not in done.stderr
+
+
+def test_without_java(sqlite_server: RunningServer, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "metastore.cli", "analyze", "d.t",
+         "--uri", f"thrift://127.0.0.1:{sqlite_server.port}", "--path", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "JAVA_HOME": str(tmp_path / "no-java")},
+    )  # fmt: skip
+    assert done.returncode == EXIT_FAILED
+    errors = [line for line in done.stderr.splitlines() if line.startswith("metastore analyze")]
+    assert len(errors) == 1 and "Spark failed: [JAVA_GATEWAY_EXITED]" in errors[0]
+    assert errors[0].endswith(
+        "(Spark needs Java 17: is it installed, and is JAVA_HOME unset or right?)"
+    )

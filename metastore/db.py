@@ -97,6 +97,13 @@ _RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
 ATTEMPTS = 3
 
 
+def sqlstate(error: DBAPIError) -> str | None:
+    """The SQLSTATE of a PostgreSQL error: psycopg 3 calls it sqlstate, psycopg2 pgcode."""
+    orig = error.orig
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return str(code) if code else None
+
+
 class Transactions:
     """Owns the engine and hands out one transaction per call."""
 
@@ -139,9 +146,8 @@ class Transactions:
                     raise
                 log.info("%s collided with a concurrent write; running it again", name)
             except DBAPIError as e:
-                sqlstate = getattr(e.orig, "sqlstate", None)
                 if attempt == ATTEMPTS or not (
-                    e.connection_invalidated or sqlstate in _RETRYABLE_SQLSTATES
+                    e.connection_invalidated or sqlstate(e) in _RETRYABLE_SQLSTATES
                 ):
                     raise
                 log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
@@ -214,6 +220,24 @@ def current_revision(url: str) -> str | None:
     try:
         with engine.connect() as conn:
             return MigrationContext.configure(conn).get_current_revision()
+    finally:
+        engine.dispose()
+
+
+def schema_differences(url: str) -> list[str]:
+    """How the schema of the database at URL differs from the models (Alembic's autogenerate
+    comparison, types and server defaults included); empty when they agree."""
+    from alembic.autogenerate import compare_metadata
+
+    from metastore.models import Base
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as conn:
+            context = MigrationContext.configure(
+                conn, opts={"compare_type": True, "compare_server_default": True}
+            )
+            return [str(diff) for diff in compare_metadata(context, Base.metadata)]
     finally:
         engine.dispose()
 

@@ -22,8 +22,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == EXIT_OK
-    for command in ("serve", "analyze", "db"):
+    for command in ("serve", "ping", "describe", "analyze", "demo", "db"):
         assert command in out
+    assert "Exit codes: 0 done, 1 failed" in out
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,11 +1,9 @@
-"""The `metastore` command: `serve`, `analyze` and `db upgrade|downgrade|current|history`.
+"""The `metastore` command: `serve`, `ping`, `describe`, `analyze`, `demo` and
+`db upgrade|downgrade|current|history|check`.
 
 One module per command group builds its part of the parser and runs it. Only this module
-turns errors into messages and exit codes:
-
-* 0: done;
-* 1: the command could not do its work (the one-line message says why);
-* 2: bad arguments or settings (argparse's own code for usage errors).
+turns errors into messages and exit codes (see metastore.cli.errors: 0 done, 1 failed,
+2 usage, 130 interrupted); `--traceback` shows the full trace instead.
 
 Each group imports what it needs when it runs, so that `metastore serve` loads no Spark,
 PyArrow or NumPy and `metastore analyze` loads no database layer.
@@ -17,24 +15,32 @@ import argparse
 import logging
 import sys
 
-from metastore.cli import analyze, db, serve
-from metastore.config import SettingsError
-from metastore.job.errors import JobError
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
+from metastore.cli import analyze, db, demo, describe, ping, serve
+from metastore.cli.errors import EXIT_FAILED as EXIT_FAILED
+from metastore.cli.errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from metastore.cli.errors import EXIT_OK as EXIT_OK
+from metastore.cli.errors import EXIT_USAGE as EXIT_USAGE
+from metastore.cli.errors import CliError as CliError
+from metastore.cli.errors import explain
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="metastore",
         description="A column-statistics metastore that speaks the Hive Metastore protocol.",
+        epilog="Exit codes: 0 done, 1 failed (one line on stderr says why), 2 bad arguments "
+        "or settings, 130 interrupted.",
     )
     parser.add_argument("--config", help="TOML settings file (also METASTORE_CONFIG)")
+    parser.add_argument(
+        "--traceback", action="store_true", help="on an error, show the full Python trace"
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     serve.add_parser(commands)
+    ping.add_parser(commands)
+    describe.add_parser(commands)
     analyze.add_parser(commands)
+    demo.add_parser(commands)
     db.add_parser(commands)
     return parser
 
@@ -43,16 +49,13 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except SettingsError as e:
-        _error(args, str(e))
-        return EXIT_USAGE
-    except JobError as e:
-        _error(args, str(e))
-        return EXIT_FAILED
-
-
-def _error(args: argparse.Namespace, message: str) -> None:
-    print(f"metastore {args.command}: error: {message}", file=sys.stderr)
+    except (Exception, KeyboardInterrupt) as e:
+        if args.traceback:
+            raise
+        code, message = explain(e)
+        command = " ".join(filter(None, (args.command, getattr(args, "db_command", None))))
+        print(f"metastore {command}: error: {message}", file=sys.stderr)
+        return code
 
 
 def configure_logging(level: str) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
+from urllib.parse import urlparse
 
+from metastore.cli.errors import CliError
 from metastore.job.options import DEFAULT_BATCH, DEFAULT_SHARE, FORMATS, AnalyzeOptions
 from metastore.vocabulary import DEFAULT_ENGINE
 
@@ -105,12 +108,24 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metastore.cli import configure_logging
+    from metastore.cli import configure_logging, remote
     from metastore.job import analyze
 
     job_options = options(args)
+    _check_local_path(job_options.path)
+    remote.check(job_options.uri)  # before Spark starts, which takes a while
     configure_logging("INFO")
     result = analyze.run(analyze.spark_session(), job_options)
     print()
     print(analyze.summary_text(result))
     return 0
+
+
+def _check_local_path(path: str | None) -> None:
+    """A local --path (no scheme, or file:) must exist; other file systems are Spark's."""
+    if path is None:
+        return
+    parsed = urlparse(path)
+    local = parsed.path if parsed.scheme == "file" else path if not parsed.scheme else None
+    if local is not None and not os.path.exists(local):
+        raise CliError(f"--path {path}: no such file or folder")

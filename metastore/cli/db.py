@@ -1,4 +1,4 @@
-"""`metastore db upgrade|downgrade|current|history`: the database schema."""
+"""`metastore db upgrade|downgrade|current|history|check`: the database schema."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from metastore import config
+from metastore.cli.errors import EXIT_FAILED, EXIT_OK
 
 
 def add_parser(commands: Any) -> None:
@@ -14,11 +15,24 @@ def add_parser(commands: Any) -> None:
     upgrade = db_commands.add_parser("upgrade", help="migrate the schema to the newest revision")
     upgrade.add_argument("--revision", default="head", help="target revision (default head)")
     upgrade.set_defaults(run=_upgrade)
+    downgrade = db_commands.add_parser(
+        "downgrade", help="migrate the schema back to an older revision"
+    )
+    downgrade.add_argument(
+        "--revision",
+        required=True,
+        help="target revision: an id, -1 for the previous one, base for an empty database",
+    )
+    downgrade.set_defaults(run=_downgrade)
     current = db_commands.add_parser("current", help="show the schema revision")
     current.set_defaults(run=_current)
     history = db_commands.add_parser("history", help="list the schema revisions")
     history.set_defaults(run=_history)
-    for sub in (upgrade, current, history):
+    check = db_commands.add_parser(
+        "check", help="compare the database's schema with the models (exit 1 if they differ)"
+    )
+    check.set_defaults(run=_check)
+    for sub in (upgrade, downgrade, current, history, check):
         sub.add_argument("--db", help="SQLAlchemy URL (default: the embedded SQLite file)")
 
 
@@ -30,11 +44,22 @@ def _upgrade(args: argparse.Namespace) -> int:
     from metastore import db
     from metastore.cli import configure_logging
 
-    configure_logging("INFO")
+    configure_logging("INFO")  # Alembic logs a line per revision it runs
     url = _url(args)
     db.upgrade(url, args.revision)
     print(f"{db.safe_url(url)} is at revision {db.current_revision(url)}")
-    return 0
+    return EXIT_OK
+
+
+def _downgrade(args: argparse.Namespace) -> int:
+    from metastore import db
+    from metastore.cli import configure_logging
+
+    configure_logging("INFO")
+    url = _url(args)
+    db.downgrade(url, args.revision)
+    print(f"{db.safe_url(url)} is at revision {db.current_revision(url) or '(empty)'}")
+    return EXIT_OK
 
 
 def _current(args: argparse.Namespace) -> int:
@@ -44,7 +69,7 @@ def _current(args: argparse.Namespace) -> int:
     current, head = db.current_revision(url), db.head_revision()
     state = "up to date" if current == head else f"behind the newest revision {head}"
     print(f"{db.safe_url(url)}: revision {current or '(empty)'}, {state}")
-    return 0
+    return EXIT_OK
 
 
 def _history(args: argparse.Namespace) -> int:
@@ -53,4 +78,24 @@ def _history(args: argparse.Namespace) -> int:
     from metastore import db
 
     command.history(db.alembic_config(_url(args)))
-    return 0
+    return EXIT_OK
+
+
+def _check(args: argparse.Namespace) -> int:
+    from metastore import db
+
+    url = _url(args)
+    differences = db.schema_differences(url)
+    if not differences:
+        print(f"{db.safe_url(url)}: the schema matches the models")
+        return EXIT_OK
+    current = db.current_revision(url)
+    print(
+        f"{db.safe_url(url)}: the schema differs from the models in {len(differences)} "
+        f"place(s) (revision {current or '(empty)'}; the newest is {db.head_revision()}):"
+    )
+    for difference in differences:
+        print(f"  {difference}")
+    if current != db.head_revision():
+        print("run `metastore db upgrade` to migrate it")
+    return EXIT_FAILED

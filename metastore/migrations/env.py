@@ -25,6 +25,13 @@ url: str = _url
 
 def run_migrations() -> None:
     engine = sa.create_engine(url)
+    try:
+        _migrate(engine)
+    finally:  # a failed migration (an unknown revision, a lock timeout) too
+        engine.dispose()
+
+
+def _migrate(engine: sa.Engine) -> None:
     with engine.connect() as conn:
         if conn.dialect.name == "sqlite":
             # Batch migrations copy tables; cascades must not fire while they do.
@@ -48,7 +55,6 @@ def run_migrations() -> None:
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_ID})")
                 conn.commit()
-    engine.dispose()
 
 
 if context.is_offline_mode():

@@ -12,9 +12,11 @@ from metastore.sketches.errors import SketchFormatError
 from metastore.sketches.fm import FMSketch
 from metastore.sketches.hll import HyperLogLog
 from metastore.sketches.kll import (
+    EqualWidthHistogram,
     EquiHeightHistogram,
     kll_build,
     kll_count,
+    kll_equal_width_histogram,
     kll_histogram,
     kll_merge,
     kll_quantiles,
@@ -40,6 +42,7 @@ from metastore.sketches.sketch import (
 )
 
 __all__ = [
+    "EqualWidthHistogram",
     "EquiHeightHistogram",
     "FMSketch",
     "HyperLogLog",
@@ -57,6 +60,7 @@ __all__ = [
     "hash_strings",
     "kll_build",
     "kll_count",
+    "kll_equal_width_histogram",
     "kll_histogram",
     "kll_merge",
     "kll_quantiles",

@@ -32,6 +32,15 @@ class EquiHeightHistogram(NamedTuple):
     counts: npt.NDArray[np.int64]
 
 
+class EqualWidthHistogram(NamedTuple):
+    """Bins of equal width between the smallest and the largest value, ``[edges[i],
+    edges[i + 1])`` (the last one closed), holding about ``counts[i]`` values: the shape of
+    the distribution, for people. Empty arrays for an empty sketch."""
+
+    edges: npt.NDArray[np.float64]
+    counts: npt.NDArray[np.int64]
+
+
 def _read(blob: bytes) -> datasketches.kll_floats_sketch:
     try:
         return datasketches.kll_floats_sketch.deserialize(bytes(blob))
@@ -106,3 +115,21 @@ def kll_histogram(blob: bytes, bins: int) -> EquiHeightHistogram:
     totals = np.rint(cumulative * n).astype(np.int64)
     totals[-1] = n
     return EquiHeightHistogram(edges, np.diff(totals, prepend=0))
+
+
+def kll_equal_width_histogram(blob: bytes, bins: int) -> EqualWidthHistogram:
+    """``bins`` bins of equal width from the sketch's CDF (one bin when all values are equal)."""
+    if bins < 1:
+        raise ValueError(f"bins must be at least 1, got {bins}")
+    sketch = _read(blob)
+    if sketch.is_empty():
+        return EqualWidthHistogram(np.empty(0), np.empty(0, dtype=np.int64))
+    low, high, n = float(sketch.get_min_value()), float(sketch.get_max_value()), int(sketch.n)
+    if low == high or not np.isfinite(high - low):
+        return EqualWidthHistogram(np.array([low, high]), np.array([n], dtype=np.int64))
+    edges = np.linspace(low, high, bins + 1)
+    # Fractions of values below each interior edge (exclusive), so a value on an edge falls
+    # in the bin that starts there.
+    below = np.array(sketch.get_cdf(edges[1:-1].tolist(), False), dtype=np.float64)[:-1]
+    totals = np.rint(np.append(below, 1.0) * n).astype(np.int64)
+    return EqualWidthHistogram(edges, np.diff(totals, prepend=0))

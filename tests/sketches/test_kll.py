@@ -10,6 +10,7 @@ from metastore.sketches import (
     SketchFormatError,
     kll_build,
     kll_count,
+    kll_equal_width_histogram,
     kll_histogram,
     kll_merge,
     kll_quantiles,
@@ -90,3 +91,21 @@ def test_bad_blobs_and_arguments() -> None:
             kll_count(bad)
     with pytest.raises(ValueError, match="bins"):
         kll_histogram(kll_build([1]), 0)
+
+
+def test_equal_width_histogram() -> None:
+    values = np.concatenate([np.arange(100, dtype=np.float64), np.full(50, 5.0)])
+    edges, counts = kll_equal_width_histogram(kll_build(values), 5)
+    assert edges.tolist() == pytest.approx([0.0, 19.8, 39.6, 59.4, 79.2, 99.0])
+    assert counts.tolist() == [70, 20, 20, 20, 20]  # the fifty 5.0s are in the first bin
+    edges, counts = kll_equal_width_histogram(kll_build(np.arange(1, 1001)), 4)
+    assert counts.sum() == 1000 and all(abs(c - 250) <= 10 for c in counts.tolist())
+
+
+def test_equal_width_histogram_of_one_value_and_of_nothing() -> None:
+    edges, counts = kll_equal_width_histogram(kll_build([3.0, 3.0, 3.0]), 5)
+    assert (edges.tolist(), counts.tolist()) == ([3.0, 3.0], [3])
+    edges, counts = kll_equal_width_histogram(kll_build([]), 5)
+    assert edges.size == 0 and counts.size == 0
+    with pytest.raises(ValueError, match="bins must be at least 1"):
+        kll_equal_width_histogram(kll_build([1.0]), 0)

@@ -1,0 +1,151 @@
+"""`metastore demo`: colstats from start to finish on a sample table, in one command.
+
+It starts a metastore in this process on a loopback port, over a new embedded SQLite
+database in a temporary folder (the server creates `default` there, as HMS does), writes a
+partitioned sample table of shop orders (metastore.sample_data), runs the statistics job on
+it with a local Spark, and prints `describe` for the table and a few columns; then it stops
+the server and removes the folder. With --uri it uses that metastore instead of starting
+one (the compose stack's job service does so). A line per stage shows the progress.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from metastore.cli import describe, remote
+
+DEMO_TABLE = "sales.orders"
+DESCRIBED = (("amount", None), ("quantity", "ds=2024-01-03"))
+"""(column, partition) described after the table."""
+STAGES = 5
+
+
+def add_parser(commands: Any) -> None:
+    parser = commands.add_parser(
+        "demo",
+        help="analyze a sample table and show its statistics (needs the 'spark' extra)",
+        description="Start a metastore on a temporary SQLite database, write a partitioned "
+        "sample table, compute its statistics with Spark and describe them; then clean up.",
+    )
+    parser.add_argument(
+        "--uri", help="use this metastore instead of starting one, thrift://HOST:PORT"
+    )
+    parser.add_argument(
+        "--data",
+        help="write the sample table here and keep it (default: a temporary folder)",
+    )
+    parser.add_argument("--rows", type=int, default=20_000, help="orders (default 20000)")
+    parser.add_argument("--table", default=DEMO_TABLE, help=f"DB.TABLE (default {DEMO_TABLE})")
+    parser.set_defaults(run=run)
+
+
+class Progress:
+    """`[i/5] what` lines, flushed at once, with the seconds since the start."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.stage = 0
+
+    def next(self, what: str) -> None:
+        self.stage += 1
+        print(f"[{self.stage}/{STAGES}] {what}", flush=True)
+
+    def note(self, what: str) -> None:
+        print(f"      {what} ({time.monotonic() - self.started:.1f} s)", flush=True)
+
+
+def run(args: argparse.Namespace) -> int:
+    from metastore.cli.errors import EXIT_USAGE, CliError
+
+    if args.rows < 7:
+        raise CliError(f"--rows must be at least 7 (one order a day), not {args.rows}", EXIT_USAGE)
+    # The job's and Spark's own INFO lines would bury the stages.
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    progress = Progress()
+    with tempfile.TemporaryDirectory(prefix="colstats-demo-") as tmp:
+        work = Path(tmp)
+        if args.uri:
+            progress.next(f"using the metastore at {args.uri}")
+            answer = remote.check(args.uri)
+            progress.note(f"it answers, {len(answer.databases)} database(s)")
+            _demo(args.uri, Path(args.data) if args.data else work / "orders", args, progress)
+        else:
+            progress.next("starting a metastore on a new SQLite database")
+            with _local_server(work, progress) as uri:
+                _demo(uri, Path(args.data) if args.data else work / "orders", args, progress)
+            progress.note("metastore stopped, temporary files removed")
+    print(f"done in {time.monotonic() - progress.started:.1f} s")
+    return 0
+
+
+@contextmanager
+def _local_server(work: Path, progress: Progress) -> Iterator[str]:
+    """A server in a thread of this process on a free loopback port, over WORK/metastore.db;
+    yields its URI and stops it afterwards."""
+    from metastore import db
+    from metastore.config import Settings
+    from metastore.server import MetastoreServer
+    from metastore.service import Handler
+
+    url = f"sqlite:///{work / 'metastore.db'}"
+    db.upgrade(url)
+    settings = Settings(db=url, warehouse=str(work / "warehouse"), fetch_histogram=True, workers=8)
+    engine = db.create_engine(url, pool_size=4)
+    handler = Handler(db.Transactions(engine), settings)
+    handler.ensure_default_database()
+    server = MetastoreServer.from_settings(handler, settings, host="127.0.0.1", port=0)
+    thread = threading.Thread(target=server.serve_forever, name="metastore", daemon=True)
+    thread.start()
+    uri = f"thrift://127.0.0.1:{server.port}"
+    progress.note(f"listening on {uri}, database {url}")
+    try:
+        yield uri
+    finally:
+        server.stop()
+        thread.join(timeout=30)
+        engine.dispose()
+
+
+def _demo(uri: str, data: Path, args: argparse.Namespace, progress: Progress) -> None:
+    from metastore import sample_data
+    from metastore.job import analyze
+    from metastore.job.options import AnalyzeOptions
+
+    progress.next(f"writing a sample table of {args.rows} orders to {data}")
+    sample = sample_data.write_orders(data, rows=args.rows)
+    progress.note(
+        f"{len(sample.partitions)} daily partitions ({sample.partitions[0]} .. "
+        f"{sample.partitions[-1]}), Parquet"
+    )
+    options = AnalyzeOptions(table=args.table, uri=uri, path=str(data))
+    progress.next("starting Spark (local)")
+    spark = analyze.spark_session()
+    spark.sparkContext.setLogLevel("ERROR")
+    progress.note(f"Spark {spark.version}")
+    progress.next(f"computing the statistics of {args.table} and writing them to {uri}")
+    result = analyze.run(spark, options)
+    progress.note(
+        f"{len(result.plan.columns)} columns, {result.partitions} partitions analyzed in "
+        f"{result.seconds:.1f} s"
+    )
+    spark.stop()
+    progress.next(f"reading them back: metastore describe {args.table} [COLUMN] --uri {uri}")
+    db_name, _, table_name = args.table.partition(".")
+    client, _ = remote.connect(uri)
+    try:
+        table = describe.fetch(client, db_name, table_name, None, None, "hive")
+        print("\n".join(describe.text_lines(table, 10, one_column=False)), flush=True)
+        for column, partition in DESCRIBED:
+            one = describe.fetch(client, db_name, table_name, column, partition, "hive")
+            print(flush=True)
+            print("\n".join(describe.text_lines(one, 10, one_column=True)), flush=True)
+    finally:
+        client.close()

@@ -1,0 +1,142 @@
+"""The `metastore` command's errors: what a person reads when a command cannot do its work.
+
+Every failure becomes one line that says what went wrong and, where it helps, what to do,
+with an exit code:
+
+* 0 (EXIT_OK): done;
+* 1 (EXIT_FAILED): the command could not do its work;
+* 2 (EXIT_USAGE): bad arguments or settings (also argparse's code for usage errors);
+* 130 (EXIT_INTERRUPTED): interrupted with Ctrl-C (128 + SIGINT, as shells report it).
+
+`metastore --traceback ...` shows the full trace instead.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+
+
+class CliError(Exception):
+    """A command cannot go on; the message is the one line shown, EXIT the exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+_EXTRAS = {
+    "psycopg2": "pip install 'colstats[psycopg2]' (or -e '.[psycopg2]' in a checkout)",
+    "pyspark": "pip install 'colstats[spark]' (or -e '.[spark]' in a checkout); it needs Java 17",
+    "gssapi": "pip install 'colstats[kerberos]' (or -e '.[kerberos]' in a checkout)",
+}
+
+
+def explain(exc: BaseException) -> tuple[int, str]:
+    """(exit code, one-line message) for an exception a command raised."""
+    from metastore.config import SettingsError
+    from metastore.job.errors import JobError
+
+    if isinstance(exc, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(exc, CliError):
+        return exc.exit_code, str(exc)
+    if isinstance(exc, SettingsError):
+        return EXIT_USAGE, str(exc)
+    if isinstance(exc, JobError):
+        return EXIT_FAILED, str(exc)
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        top = exc.name.split(".")[0]
+        hint = _EXTRAS.get(top)
+        if hint:
+            return EXIT_FAILED, f"the {top} package is not installed: {hint}"
+    explained = _database(exc) or _thrift(exc) or _spark(exc)
+    if explained:
+        return explained
+    return EXIT_FAILED, (
+        f"unexpected {type(exc).__name__}: {_first_line(exc)} (run `metastore --traceback ...` "
+        "for the full trace)"
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
+
+
+def _database(exc: BaseException) -> tuple[int, str] | None:
+    """SQLAlchemy's and Alembic's errors: a URL, a driver, a database that cannot be used.
+
+    Only when the command loaded them: `analyze` must not load the database layer for this.
+    """
+    if "sqlalchemy" not in sys.modules:
+        return None
+    import sqlalchemy.exc as sa_exc
+
+    if isinstance(exc, sa_exc.NoSuchModuleError):
+        return EXIT_USAGE, (
+            f"unknown database in the URL ({_first_line(exc)}); use sqlite:///PATH, "
+            "postgresql+psycopg://USER@HOST/DB or postgresql+psycopg2://USER@HOST/DB"
+        )
+    if isinstance(exc, sa_exc.ArgumentError):
+        return EXIT_USAGE, (
+            f"{_first_line(exc)}: the database URL (--db or METASTORE_DB) must look like "
+            "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB"
+        )
+    if isinstance(exc, sa_exc.DBAPIError):
+        detail = _first_line(exc.orig) if exc.orig is not None else _first_line(exc)
+        hint = ""
+        if "unable to open database file" in detail:
+            hint = " (does its folder exist, and may this user write there?)"
+        elif "connection" in detail.lower() or "could not translate host" in detail:
+            hint = " (is the server running, and are the host, port, user and password right?)"
+        return EXIT_FAILED, f"the database cannot be used: {detail}{hint}"
+    alembic_util = sys.modules.get("alembic.util")
+    if alembic_util is not None and isinstance(exc, alembic_util.CommandError):
+        return EXIT_FAILED, f"migration: {_first_line(exc)}"
+    return None
+
+
+def _thrift(exc: BaseException) -> tuple[int, str] | None:
+    """The metastore's declared exceptions, and a transport that failed during a call."""
+    from thrift.Thrift import TException
+    from thrift.transport.TTransport import TTransportException
+
+    from hive_metastore_thrift import ttypes as t
+
+    if isinstance(exc, TTransportException):
+        return EXIT_FAILED, f"the connection to the metastore failed: {_first_line(exc)}"
+    if type(exc).__module__ == t.__name__:  # a declared exception: the metastore's answer
+        message = getattr(exc, "message", None) or type(exc).__name__
+        return EXIT_FAILED, f"the metastore refused: {message}"
+    if isinstance(exc, TException):
+        return EXIT_FAILED, f"the metastore failed the call: {_first_line(exc)}"
+    return None
+
+
+# Spark's words for files it cannot read in the format it was told.
+_UNREADABLE = ("CANNOT_READ_FILE_FOOTER", "UNABLE_TO_INFER_SCHEMA", "not a Parquet", "FAILED_READ")
+# Spark's messages start with their error class: "[PATH_NOT_FOUND] Path does not exist: ...".
+_SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\][^\n]*")
+
+
+def _spark(exc: BaseException) -> tuple[int, str] | None:
+    """Spark's errors (pyspark is never imported here: the command may not have loaded it).
+
+    A failure inside the JVM reaches Python as a Py4JJavaError whose first line names only
+    the Java call; the first message with an error class says what went wrong."""
+    if not type(exc).__module__.startswith(("pyspark", "py4j")):
+        return None
+    found = _SPARK_ERROR.search(str(exc))
+    line = found.group(0).strip() if found else _first_line(exc)
+    hint = ""
+    if any(k in line for k in _UNREADABLE):
+        hint = " (do the files match --format?)"
+    elif "JAVA_GATEWAY_EXITED" in line:
+        hint = " (Spark needs Java 17: is it installed, and is JAVA_HOME unset or right?)"
+    return EXIT_FAILED, f"Spark failed: {line}{hint}"

@@ -1,0 +1,241 @@
+"""Every command's errors are one line a person can act on, with the documented exit codes;
+`metastore ping` against a real server, a closed port and a port where something else
+listens; `--traceback` shows the trace."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import PG_ADMIN_URL, RunningServer, empty_database
+
+from metastore.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, main
+from metastore.cli.errors import explain
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as e:
+        code = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.fixture
+def not_a_metastore() -> Iterator[int]:
+    """A port where an HTTP-like server answers every connection with a line and closes it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    listener.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            with conn:
+                conn.recv(1024)
+                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield listener.getsockname()[1]
+    stop.set()
+    thread.join()
+    listener.close()
+
+
+def test_ping_a_real_server(capsys: pytest.CaptureFixture[str], server: RunningServer) -> None:
+    code, out, err = run(capsys, "ping", "--uri", f"thrift://127.0.0.1:{server.port}")
+    assert code == EXIT_OK, err
+    assert out.startswith(f"thrift://127.0.0.1:{server.port}: a Hive Metastore answered in ")
+    assert "database(s)" in out
+
+
+def test_ping_reads_metastore_uri_from_the_environment(
+    server: RunningServer, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "metastore.cli", "ping"],
+        capture_output=True,
+        text=True,
+        env={"METASTORE_URI": f"thrift://127.0.0.1:{server.port}", "PATH": "/usr/bin:/bin"},
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert "a Hive Metastore answered" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("uri", "code", "message"),
+    [
+        ("thrift://127.0.0.1:{closed}", EXIT_FAILED, "connection refused (is `metastore serve`"),
+        ("thrift://no-such-host.invalid:9083", EXIT_FAILED, "unknown host"),
+        ("thrift://127.0.0.1:{other}", EXIT_FAILED, "does not answer as a Hive Metastore"),
+        ("http://127.0.0.1:9083", EXIT_USAGE, "is not of the form thrift://HOST:PORT"),
+    ],
+)
+def test_ping_failures(
+    capsys: pytest.CaptureFixture[str],
+    not_a_metastore: int,
+    uri: str,
+    code: int,
+    message: str,
+) -> None:
+    target = uri.format(closed=_closed_port(), other=not_a_metastore)
+    got, out, err = run(capsys, "ping", "--uri", target, "--timeout", "5")
+    assert (got, out) == (code, "")
+    assert err.startswith("metastore ping: error: ") and err.count("\n") == 1
+    assert message in err, err
+
+
+def test_analyze_checks_the_metastore_and_the_path_before_spark(
+    not_a_metastore: int, tmp_path: Path
+) -> None:
+    """In a process of its own, to see that Spark was never loaded."""
+    program = (
+        "import sys\nfrom metastore.cli import main\ncode = main(sys.argv[1:])\n"
+        "assert 'pyspark' not in sys.modules\nsys.exit(code)"
+    )
+    cases = [
+        (f"thrift://127.0.0.1:{_closed_port()}", str(tmp_path), "cannot reach the metastore"),
+        (f"thrift://127.0.0.1:{not_a_metastore}", str(tmp_path), "does not answer as a Hive"),
+        (f"thrift://127.0.0.1:{_closed_port()}", str(tmp_path / "nope"), "no such file or folder"),
+    ]
+    for uri, path, message in cases:
+        done = subprocess.run(
+            [sys.executable, "-c", program, "analyze", "d.t", "--uri", uri, "--path", path],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == EXIT_FAILED, done.stderr
+        assert done.stderr.startswith("metastore analyze: error: ")
+        assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("url", "code", "message"),
+    [
+        ("nonsense", EXIT_USAGE, "must look like sqlite:///PATH"),
+        ("oracle+nothing://x/y", EXIT_USAGE, "unknown database in the URL"),
+        ("sqlite:////no/such/folder/m.db", EXIT_FAILED, "does its folder exist"),
+        (
+            "postgresql+psycopg://postgres@127.0.0.1:{closed}/x",
+            EXIT_FAILED,
+            "is the server running, and are the host, port, user and password right?",
+        ),
+    ],
+)
+@pytest.mark.parametrize("command", ["upgrade", "current", "check", "downgrade"])
+def test_unusable_database_urls(
+    capsys: pytest.CaptureFixture[str], command: str, url: str, code: int, message: str
+) -> None:
+    extra = ["--revision", "base"] if command == "downgrade" else []
+    got, _, err = run(capsys, "db", command, "--db", url.format(closed=_closed_port()), *extra)
+    assert got == code
+    assert err.startswith(f"metastore db {command}: error: ") and err.count("\n") == 1, err
+    assert message in err
+
+
+def test_serve_with_an_unusable_database_is_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "metastore.cli", "serve", "--db", "sqlite:////no/such/m.db"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == EXIT_FAILED
+    assert done.stderr.splitlines()[-1].startswith("metastore serve: error: the database cannot")
+    assert "Traceback" not in done.stderr
+
+
+def test_traceback_shows_the_trace(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(Exception, match="Could not parse SQLAlchemy URL"):
+        main(["--traceback", "db", "current", "--db", "nonsense"])
+
+
+def test_exit_codes() -> None:
+    """The codes README documents."""
+    assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED) == (0, 1, 2, 130)
+    assert explain(KeyboardInterrupt()) == (EXIT_INTERRUPTED, "interrupted")
+    code, message = explain(ModuleNotFoundError("No module named 'psycopg2'", name="psycopg2"))
+    assert code == EXIT_FAILED and "pip install 'colstats[psycopg2]'" in message
+    code, message = explain(RuntimeError("boom\nsecond line"))
+    assert code == EXIT_FAILED
+    assert message == (
+        "unexpected RuntimeError: boom (run `metastore --traceback ...` for the full trace)"
+    )
+
+
+def test_ctrl_c_exits_130(tmp_path: Path) -> None:
+    """SIGINT while `metastore demo` writes its sample data: 130 and one line."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "metastore.cli", "demo", "--rows", "3000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:  # until the sample data is being written
+        if line.startswith("[2/5]"):
+            break
+    else:
+        pytest.fail(f"the demo ended before writing its data: {process.communicate()}")
+    process.send_signal(2)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == EXIT_INTERRUPTED
+    assert err.strip().splitlines()[-1] == "metastore demo: error: interrupted"
+
+
+def test_db_check_downgrade_and_upgrade(
+    capsys: pytest.CaptureFixture[str], database_url: str
+) -> None:
+    code, out, _ = run(capsys, "db", "check", "--db", database_url)
+    assert code == EXIT_FAILED and "the schema differs from the models" in out
+    assert "run `metastore db upgrade` to migrate it" in out
+    assert run(capsys, "db", "upgrade", "--db", database_url)[0] == EXIT_OK
+    code, out, _ = run(capsys, "db", "check", "--db", database_url)
+    assert code == EXIT_OK and out.endswith(": the schema matches the models\n")
+    code, out, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "-1")
+    assert code == EXIT_OK, err
+    code, out, _ = run(capsys, "db", "current", "--db", database_url)
+    assert "behind the newest revision" in out
+    code, out, _ = run(capsys, "db", "check", "--db", database_url)
+    assert code == EXIT_FAILED and "place(s)" in out
+    code, out, _ = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "base")
+    assert code == EXIT_OK and out.endswith("is at revision (empty)\n")
+    code, _, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "zzz")
+    assert code == EXIT_FAILED and "migration: Can't locate revision identified by 'zzz'" in err
+    code, _, err = run(capsys, "db", "downgrade", "--db", database_url)
+    assert code == EXIT_USAGE and "--revision" in err
+
+
+@pytest.mark.postgres
+def test_psycopg2_urls_work(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """postgresql+psycopg2:// (the psycopg2 extra) migrates and checks a real database."""
+    for url in empty_database("postgresql", tmp_path):
+        url2 = url.replace("postgresql+psycopg://", "postgresql+psycopg2://")
+        assert url2 != url or PG_ADMIN_URL.startswith("postgresql+psycopg2")
+        assert run(capsys, "db", "upgrade", "--db", url2)[0] == EXIT_OK
+        code, out, _ = run(capsys, "db", "check", "--db", url2)
+        assert code == EXIT_OK and "matches the models" in out

@@ -11,6 +11,7 @@ them with partition type inference off.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -282,15 +283,25 @@ def hive_type_of(arrow: pa.DataType) -> str:
 def file_schema(path: str, spec: ReadSpec) -> pa.Schema:
     """The Arrow schema of a Parquet or ORC file (its footer only)."""
     fs, inner = filesystem(path)
-    if spec.format == "parquet":
-        import pyarrow.parquet as pq
+    with unreadable(path, spec), fs.open_input_file(inner) as f:
+        if spec.format == "parquet":
+            import pyarrow.parquet as pq
 
-        with fs.open_input_file(inner) as f:
             return pq.ParquetFile(f, coerce_int96_timestamp_unit="us").schema_arrow
-    import pyarrow.orc as orc
+        import pyarrow.orc as orc
 
-    with fs.open_input_file(inner) as f:
         return orc.ORCFile(f).schema
+
+
+@contextlib.contextmanager
+def unreadable(path: str, spec: ReadSpec) -> Iterator[None]:
+    """PyArrow's error reading PATH as a JobError that names the file and the format."""
+    try:
+        yield
+    except (pa.ArrowException, OSError) as e:
+        raise JobError(
+            f"cannot read {path} as {spec.format}: {e} (do the files match --format?)"
+        ) from None
 
 
 # ------------------------------------------------------------------------------------------
@@ -314,7 +325,7 @@ def read_split(
     fs, inner = filesystem(split.path)
     if split.size == 0 and spec.format in ("parquet", "orc"):
         return
-    with fs.open_input_file(inner) as f:
+    with unreadable(split.path, spec), fs.open_input_file(inner) as f:
         if spec.format == "parquet":
             yield from _parquet(f, split, columns, pieces)
         elif spec.format == "orc":

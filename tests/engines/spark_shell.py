@@ -17,6 +17,7 @@ SparkShell is the tests' side: it starts the process and sends the requests.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import queue
 import subprocess
@@ -72,7 +73,10 @@ class SparkShell:
         self.answers.put(None)
 
     def _answer(self) -> dict[str, Any]:
-        line = self.answers.get(timeout=ANSWER_TIMEOUT_S)
+        try:
+            line = self.answers.get(timeout=ANSWER_TIMEOUT_S)
+        except queue.Empty:
+            raise RuntimeError(f"no answer in {ANSWER_TIMEOUT_S:.0f} s (see {self.log})") from None
         if line is None:
             tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
             raise RuntimeError(f"the Spark shell exited ({self.process.wait()}):\n{tail}")
@@ -92,7 +96,8 @@ class SparkShell:
     def close(self) -> None:
         """Stop the session (EOF on its stdin) and wait for the process."""
         try:
-            self.stdin.close()
+            with contextlib.suppress(BrokenPipeError):  # it may have exited already
+                self.stdin.close()
             self.process.wait(timeout=120)
         except subprocess.TimeoutExpired:
             self.process.kill()

@@ -2,7 +2,8 @@
 support) on colstats (in process, on SQLite):
 
 * the statistics job's column statistics reach a new Spark session's DESCRIBE EXTENDED and
-  its cost-based optimizer (EXPLAIN COST with spark.sql.cbo.enabled);
+  its cost-based optimizer (EXPLAIN COST with spark.sql.cbo.enabled), with the table's row
+  count from Spark's ANALYZE TABLE ... COMPUTE STATISTICS;
 * Spark's ANALYZE TABLE ... FOR COLUMNS (and partitions' ANALYZE) is read back by a Thrift
   client as Hive-format statistics;
 * a Spark session that alters a table sends back the spark.sql.statistics.* keys it reads
@@ -245,8 +246,11 @@ class Sales:
 
 @pytest.fixture(scope="module")
 def sales(stack: Stack) -> Sales:
-    """A partitioned table created and filled by Spark, with Spark's size and row count
-    (ANALYZE TABLE ... COMPUTE STATISTICS), then analyzed by the job."""
+    """A partitioned table created and filled by Spark, with its size and row count measured
+    by Spark (ANALYZE TABLE ... COMPUTE STATISTICS), then analyzed by the job. The job writes
+    column statistics and the partitions' row counts (without BASIC_STATS); Spark's
+    optimizer reads the table's own size and row count, which only Spark's ANALYZE gives
+    here."""
     stack.writer.sql(
         f"CREATE TABLE {DB}.sales (id INT, name STRING, price DOUBLE, day DATE) "
         "PARTITIONED BY (region STRING) STORED AS PARQUET"

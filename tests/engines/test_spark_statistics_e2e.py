@@ -75,8 +75,9 @@ def day_of(i: int) -> datetime.date:
 
 @dataclasses.dataclass
 class Truth:
-    """Exact statistics of a column over ids FIRST..LAST (non-null min and max as Spark
-    prints them, NULLs, distinct non-null values, and for strings their lengths)."""
+    """Exact statistics of a column over ids FIRST..LAST (min and max as Spark prints them,
+    NULLs, distinct non-null values, and for strings the longest and average length of the
+    non-null values)."""
 
     low: str | None
     high: str | None
@@ -100,7 +101,7 @@ def truth(column: str, first: int, last: int) -> Truth:
     names = [n for n in map(name_of, ids) if n is not None]
     lengths = [len(n) for n in names]
     return Truth(
-        None, None, len(ids) - len(names), len(set(names)), max(lengths), sum(lengths) / len(ids)
+        None, None, len(ids) - len(names), len(set(names)), max(lengths), sum(lengths) / len(names)
     )
 
 
@@ -174,6 +175,7 @@ def _spark_available() -> None:
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """colstats on a new SQLite database, and the module's writing Spark session."""
     _spark_available()
     workdir = tmp_path_factory.mktemp("spark-stats")
     url = f"sqlite:///{workdir / 'metastore.db'}"
@@ -277,7 +279,9 @@ def test_a_new_session_shows_the_jobs_statistics(stack: Stack, sales: Sales) -> 
         assert info["num_nulls"] == str(exact.nulls), column
         assert within(int(info["distinct_count"]), exact.distinct, NDV_ERROR), (column, info)
     name = truth("name", 1, ROWS)
+    assert name.avg_len is not None
     assert shown["name"]["max_col_len"] == str(name.max_len)
+    assert shown["name"]["avg_col_len"] == str(math.ceil(name.avg_len))  # Spark's rounding
     assert shown["id"]["avg_col_len"] == "4" and shown["day"]["avg_col_len"] == "4"
 
     # Before the job, Spark knew the table's size and rows but nothing of its columns: the

@@ -12,6 +12,9 @@ support) on colstats (in process, on SQLite):
 The Spark sessions run in processes of their own (spark_shell.py): one writer for the module,
 which creates and fills the tables, and one reader started after the job, a new JVM that has
 never seen the tables. The job runs as users run it, `python -m metastore.cli analyze`.
+
+colstats runs on SQLite; METASTORE_SPARK_TARGETS (as for test_spark_metastore.py) with
+`postgresql` runs the module on PostgreSQL too (`hms` does not apply here).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import dataclasses
 import datetime
 import importlib.util
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -31,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, connect
+from conftest import RunningServer, connect, empty_database
 from java_tools import unavailable
 from spark_shell import SparkShell
 
@@ -42,6 +46,12 @@ from metastore.config import Settings
 from metastore.vocabulary import union_member
 
 pytestmark = [pytest.mark.spark]
+
+TARGETS = os.environ.get("METASTORE_SPARK_TARGETS", "sqlite").split(",")
+BACKENDS = [
+    "sqlite",
+    *([pytest.param("postgresql", marks=pytest.mark.postgres)] if "postgresql" in TARGETS else []),
+]
 
 DB = "e2e"
 ROWS = 4000
@@ -173,13 +183,19 @@ def _spark_available() -> None:
         unavailable("java is not installed (a JDK 17 is needed)")
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    """colstats on a new SQLite database, and the module's writing Spark session."""
+@pytest.fixture(scope="module", params=BACKENDS)
+def stack(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Stack]:
+    """colstats on a new database of the backend, and the module's writing Spark session."""
     _spark_available()
     workdir = tmp_path_factory.mktemp("spark-stats")
-    url = f"sqlite:///{workdir / 'metastore.db'}"
-    db.upgrade(url)
+    with contextlib.contextmanager(empty_database)(request.param, workdir) as url:
+        db.upgrade(url)
+        yield from _stack(url, workdir)
+
+
+def _stack(url: str, workdir: Path) -> Iterator[Stack]:
     running = RunningServer(url, Settings())
     altered: list[tuple[str, dict[str, str]]] = []
     handler = running.handler

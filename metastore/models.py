@@ -27,6 +27,7 @@ from sqlalchemy import (
     Boolean,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -233,6 +234,9 @@ class Partition(Base):
 
 class PartitionKeyValue(Base):
     __tablename__ = "PARTITION_KEY_VALS"
+    # Partial specifications (get_partition_names_ps, get_partitions_ps) start from the
+    # partitions that have a key's value, not from every partition of the table.
+    __table_args__ = (Index(None, "INTEGER_IDX", "PART_KEY_VAL"),)
 
     PART_ID: Mapped[int] = mapped_column(
         Id, ForeignKey("PARTITIONS.PART_ID", ondelete="CASCADE"), primary_key=True

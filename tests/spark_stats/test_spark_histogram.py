@@ -254,9 +254,13 @@ def test_kll_from_a_histogram_has_its_quantiles_and_counts_every_row() -> None:
         blob = kll_from_histogram(histogram, Kind.DOUBLE, non_null_rows=rows)
         assert blob is not None
         assert kll_count(blob) == rows
+        # KLL sketches compact at random: judged by rank, as their error bound is (about
+        # 1.7% for k=200, plus the histogram's bins), not by value, which in the tails of a
+        # normal distribution moves far for a small error in rank.
         ranks = np.linspace(0.05, 0.95, 19)
-        expected = np.quantile(data, ranks)
-        assert np.abs(kll_quantiles(blob, ranks.tolist()) - expected).max() < 0.06
+        quantiles = kll_quantiles(blob, ranks.tolist())
+        achieved = np.searchsorted(np.sort(data), quantiles) / len(data)
+        assert np.abs(achieved - ranks).max() < 0.03
 
 
 def test_kll_from_a_histogram_of_one_value_per_bin() -> None:

@@ -46,6 +46,7 @@ from metastore.job.scan import Partial, SkewRequest
 from metastore.job.skew import sketched, split_key
 from metastore.job.source import (
     Plan,
+    check_spec_keys,
     columns_of_dataframe,
     filter_partitions,
     make_plan,
@@ -155,12 +156,7 @@ def _wanted_partitions(specs: Sequence[dict[str, str]], skip: set[str]) -> locat
         pairs = names.parse_partition_name(name) if name else []
         keys = [k.lower() for k, _ in pairs]
         for spec in specs:
-            unknown = sorted(set(spec) - set(keys))
-            if unknown:
-                raise JobError(
-                    f"partition spec names unknown key(s) {', '.join(unknown)}; the "
-                    f"keys are {', '.join(keys) or 'none'}"
-                )
+            check_spec_keys(spec, keys)
             if all(_same(values[keys.index(k)], v) for k, v in spec.items()):
                 return True
         return False

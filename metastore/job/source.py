@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -112,18 +112,24 @@ def make_plan(
     return Plan(db, table, partition_keys, columns, all_columns)
 
 
+def check_spec_keys(spec: Mapping[str, str], keys: Sequence[str]) -> None:
+    """A JobError when a --partition SPEC names a key the table does not have (KEYS, as the
+    table names them; SPEC's keys are lower-cased)."""
+    unknown = sorted(set(spec) - {k.lower() for k in keys})
+    if unknown:
+        raise JobError(
+            f"partition spec names unknown key(s) {', '.join(unknown)}; the "
+            f"keys are {', '.join(keys) or 'none'}"
+        )
+
+
 def filter_partitions(df: DataFrame, plan: Plan, specs: Sequence[dict[str, str]]) -> DataFrame:
     from pyspark.sql import functions as F
 
     keys = {k.name.lower(): k.name for k in plan.partition_keys}
     condition: SparkColumn | None = None
     for spec in specs:
-        unknown = sorted(set(spec) - set(keys))
-        if unknown:
-            raise JobError(
-                f"partition spec names unknown key(s) {', '.join(unknown)}; the "
-                f"keys are {', '.join(keys.values()) or 'none'}"
-            )
+        check_spec_keys(spec, list(keys.values()))
         clause: SparkColumn | None = None
         for key, value in spec.items():
             if value in ("", names.DEFAULT_PARTITION_VALUE):  # Spark reads that folder as NULL

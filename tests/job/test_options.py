@@ -6,6 +6,7 @@ import pytest
 
 from metastore.job.errors import JobError
 from metastore.job.options import AnalyzeOptions, parse_partition_spec
+from metastore.job.source import check_spec_keys
 
 
 @pytest.mark.parametrize(
@@ -63,3 +64,11 @@ def test_valid_options_name_the_table_in_lower_case() -> None:
     )
     assert (options.db_name, options.table_name) == ("sales", "orders")
     assert options.partition_specs() == [{"ds": "1", "hr": "2"}]
+
+
+def test_a_partition_spec_with_a_key_the_table_lacks_is_refused() -> None:
+    check_spec_keys({"ds": "2024-01-01"}, ["DS", "hr"])  # keys compare lower-cased
+    with pytest.raises(JobError, match=r"unknown key\(s\) day, x; the keys are DS, hr"):
+        check_spec_keys({"day": "1", "x": "2", "ds": "3"}, ["DS", "hr"])
+    with pytest.raises(JobError, match="the keys are none"):
+        check_spec_keys({"ds": "1"}, [])

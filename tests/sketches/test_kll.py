@@ -109,3 +109,38 @@ def test_equal_width_histogram_of_one_value_and_of_nothing() -> None:
     assert edges.size == 0 and counts.size == 0
     with pytest.raises(ValueError, match="bins must be at least 1"):
         kll_equal_width_histogram(kll_build([1.0]), 0)
+
+
+@pytest.mark.parametrize("size", [201, 202, 401, 1000, 4097, 131_072, 500_001])
+def test_a_sketch_built_from_sorted_values_is_one_the_library_keeps_using(size: int) -> None:
+    """kll_build writes the bytes itself above k values: the library reads them, writes
+    them back identical, updates and merges them; N, the minimum and the maximum are
+    exact and every rank within the sketch's bound."""
+    values = np.random.default_rng(size).normal(100, 15, size)
+    blob = kll_build(values)
+    sketch = datasketches.kll_floats_sketch.deserialize(blob)
+    assert bytes(sketch.serialize()) == blob
+    ordered = np.sort(values.astype(np.float32))
+    assert (sketch.n, sketch.get_min_value(), sketch.get_max_value()) == (
+        size,
+        ordered[0],
+        ordered[-1],
+    )
+    ranks = np.linspace(0.0, 1.0, 201)
+    found = np.array(sketch.get_quantiles(ranks.tolist()), dtype=np.float32)
+    assert (found[0], found[-1]) == (ordered[0], ordered[-1])
+    errors = np.searchsorted(ordered, found, side="right") / size - ranks
+    assert np.abs(errors).max() <= 0.0133
+    sketch.update(np.arange(1000, dtype=np.float32))
+    library = datasketches.kll_floats_sketch(200)
+    library.update(values.astype(np.float32))
+    sketch.merge(library)
+    assert sketch.n == 2 * size + 1000
+    assert kll_count(kll_merge([blob, blob])) == 2 * size
+
+
+def test_repeated_values_in_a_built_sketch() -> None:
+    values = np.concatenate([np.full(100_000, 7.0), np.arange(1000.0)])
+    sketch = datasketches.kll_floats_sketch.deserialize(kll_build(values))
+    assert sketch.get_rank(6.5) == pytest.approx(0.0, abs=0.01)
+    assert sketch.get_rank(7.0, True) == pytest.approx(100_008 / 101_000, abs=0.01)

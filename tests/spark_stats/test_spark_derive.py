@@ -131,7 +131,10 @@ def test_histograms_come_from_kll_sketches_in_sparks_units() -> None:
     assert len(ints.bins) == 254
     assert ints.height == (NUM_ROWS - 10) / 254  # the non-null rows
     assert ints.bins[0].lo == -5.0 and ints.bins[-1].hi == 994.0
-    assert sum(b.ndv for b in ints.bins) == pytest.approx(990, rel=0.05)
+    # 990 distinct values in 254 bins: a bin between two equal quantiles (one retained value
+    # weighing more than a bin's height) counts one, so the sum falls short of 990 by as much
+    # as the sketch has compacted (about a fifth for k = 200, whatever the input order).
+    assert 750 <= sum(b.ndv for b in ints.bins) <= 990
     dates = decode_histogram(read_large(keys, f"{P}c_date.histogram") or "")
     assert dates.bins[0].lo == -1.0 and dates.bins[-1].hi == 19723.0  # days
     assert all(b.lo == round(b.lo) for b in dates.bins)

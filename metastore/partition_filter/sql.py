@@ -164,8 +164,10 @@ class FilterSql:
         as the default partition."""
         partitions = m.Partition.__table__
         for idx, kv in sorted(self.key_values.items()):
-            query = query.outerjoin(
-                kv, and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx))
+            query = query.outerjoin_from(
+                partitions,
+                kv,
+                and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx)),
             )
         return query.where(self.condition)
 

@@ -155,6 +155,7 @@ class FilterSql:
 
     condition: ColumnElement[bool]
     key_values: dict[int, NamedFromClause]
+    index_terms: tuple[ColumnElement[bool], ...] = ()
 
     def apply(self, query: Select[*Ts]) -> Select[*Ts]:
         """QUERY (over PARTITIONS) restricted to the partitions the filter selects.
@@ -169,7 +170,7 @@ class FilterSql:
                 kv,
                 and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx)),
             )
-        return query.where(self.condition)
+        return query.where(self.condition, *self.index_terms)
 
 
 def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> FilterSql:
@@ -179,7 +180,8 @@ def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> Fi
     Raises PartitionFilterError for a key the table does not have, a key type that cannot be
     filtered, or a literal that does not fit its key's type."""
     builder = SqlBuilder(keys, Dialect(dialect))
-    return FilterSql(builder.condition(flt), builder.key_values)
+    condition = builder.condition(flt)
+    return FilterSql(condition, builder.key_values, tuple(builder.index_terms(flt)))
 
 
 def text_in_byte_order(text: ColumnElement[str], dialect: str) -> ColumnElement[str]:
@@ -220,6 +222,37 @@ class SqlBuilder:
             case Like(key, pattern):
                 return self._like(key, pattern)
         raise AssertionError(f"not a filter: {flt!r}")
+
+    def index_terms(self, flt: Filter) -> list[ColumnElement[bool]]:
+        """Conditions that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
+        PART_KEY_VAL) serves: the stored text of a string key equal to a literal, or in a
+        list, where FLT requires it (at its top, alone or under AND). Redundant with the
+        condition, they let the database start from the matching key values instead of
+        every partition of the table. A literal that is the default partition's name gives
+        none: it also matches the NULL the condition reads as that name. Call after
+        `condition` (which checks FLT and makes the joins)."""
+        match flt:
+            case And(operands):
+                return [term for operand in operands for term in self.index_terms(operand)]
+            case Compare(key, "=", StringValue(value)) if value != DEFAULT_PARTITION_VALUE:
+                text = self._stored_string(key)
+                return [] if text is None else [text == value]
+            case In(key, values, False) if all(
+                isinstance(v, StringValue) and v.value != DEFAULT_PARTITION_VALUE for v in values
+            ):
+                text = self._stored_string(key)
+                listed = [v.value for v in values]
+                return [] if text is None else [text.in_(listed)]
+        return []
+
+    def _stored_string(self, name: str) -> ColumnElement[str] | None:
+        """PART_KEY_VAL of key NAME when it is a string key joined by `condition`."""
+        idx, hive_type = self.keys[name.lower()]
+        kv = self.key_values.get(idx)
+        if kv is None or key_kind(hive_type) != "string":
+            return None
+        text: ColumnElement[str] = kv.c.PART_KEY_VAL
+        return text
 
     def _key(self, name: str) -> tuple[KeyKind, ColumnElement[Any]]:
         """The kind of key NAME and the SQL of its value in a partition: text for string

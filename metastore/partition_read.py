@@ -19,21 +19,28 @@ built for the wire; no caller changes them in place.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+import json
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     CompoundSelect,
     Integer,
     Select,
     Text,
+    bindparam,
     cast,
+    func,
     literal_column,
     null,
     select,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
 
 from hive_metastore_thrift import ttypes as t
 from metastore import models as m
@@ -109,9 +116,7 @@ def partition_structs(
     ).all()
     if not rows:
         return []
-    # Without a limit, which partitions are chosen does not depend on their order.
-    chosen = ordered if limit is not None and limit >= 0 else selection
-    parts = _Parts(s, chosen.with_only_columns(p.PART_ID, p.SD_ID))
+    parts = _Parts(s, rows)
     build_sd = parts.storage_builder()
     db_name, table_name, catalog = db.NAME, table.TBL_NAME, db.CTLG_NAME
     no_params: dict[str, str] = {}
@@ -137,7 +142,7 @@ def partition_structs(
 class _Parts:
     """The rows below a selection of partitions, read in one statement, by owner id."""
 
-    def __init__(self, s: Session, chosen_rows: Select[tuple[int, int | None]]) -> None:
+    def __init__(self, s: Session, rows: Sequence[Any]) -> None:
         self.values: dict[int, list[str]] = {}
         self.part_params: dict[int, dict[str, str]] = {}
         self.sd_params: dict[int, dict[str, str]] = {}
@@ -155,7 +160,15 @@ class _Parts:
             _SD_PARAM: self.sd_params,
             _SERDE_PARAM: self.serde_params,
         }
-        for kind, owner, _, a, b, c, n in s.execute(_below(chosen_rows.cte("chosen"))):
+        dialect = s.get_bind().dialect.name
+        ids = _ids_of_postgres if dialect == "postgresql" else _ids_of_sqlite
+        owners = {
+            "parts": ids([row[0] for row in rows]),
+            "sds": ids({row[3] for row in rows if row[3] is not None}),
+            "serdes": ids({row[11] for row in rows if row[11] is not None}),
+            "cds": ids({row[10] for row in rows if row[10] is not None}),
+        }
+        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners):
             if kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in lists:
@@ -215,9 +228,35 @@ class _Parts:
         return build
 
 
-def _below(chosen: Any) -> CompoundSelect[Any]:
-    """The UNION ALL of the rows below the partitions of CHOSEN (a CTE of PART_ID, SD_ID):
-    (kind, owner id, index, text, text, text, number), ordered by kind, owner and index."""
+def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
+    return sorted(ids)
+
+
+def _ids_of_sqlite(ids: Iterable[int]) -> str:
+    return json.dumps(sorted(ids))
+
+
+def _among(dialect: str, name: str) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
+    """A condition that a column is among the ids of parameter NAME, one bound parameter
+    however many they are: an array on PostgreSQL, a JSON array on SQLite."""
+    values: Any
+    if dialect == "postgresql":
+        array = bindparam(name, type_=ARRAY(BigInteger))
+        values = func.unnest(array).table_valued("value").render_derived()
+    else:
+        values = func.json_each(bindparam(name, type_=Text)).table_valued("value")
+    return lambda column: column.in_(select(values.c.value))
+
+
+@functools.cache
+def _below(dialect: str) -> CompoundSelect[Any]:
+    """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
+    text, text, text, number), ordered by kind, owner and index. Its parameters are the
+    ids (see `_among`) of the partitions (parts), their storage descriptors (sds), and the
+    serdes and column lists of these (serdes, cds). Built once: building a statement this
+    size costs more than running it for a few partitions."""
+    parts, sds = _among(dialect, "parts"), _among(dialect, "sds")
+    serdes, cds = _among(dialect, "serdes"), _among(dialect, "cds")
     no_int = cast(null(), Integer)
     no_text = cast(null(), Text)
 
@@ -232,31 +271,28 @@ def _below(chosen: Any) -> CompoundSelect[Any]:
     sc = m.SortColumn.__table__.c
     sk = m.SkewedColumnName.__table__.c
     co = m.Column.__table__.c
-    sd = _SDS.c
-    serde_ids = select(sd.SERDE_ID).join(chosen, chosen.c.SD_ID == sd.SD_ID)
-    cd_ids = select(sd.CD_ID).join(chosen, chosen.c.SD_ID == sd.SD_ID)
     query = union_all(
         select(
             kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
-        ).join(chosen, chosen.c.PART_ID == kv.PART_ID),
+        ).where(parts(kv.PART_ID)),
         select(
             kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text, no_int
-        ).join(chosen, chosen.c.PART_ID == pp.PART_ID),
+        ).where(parts(pp.PART_ID)),
         select(
             kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text, no_int
-        ).join(chosen, chosen.c.SD_ID == sp.SD_ID),
+        ).where(sds(sp.SD_ID)),
         select(
             kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text, no_int
-        ).where(xp.SERDE_ID.in_(serde_ids)),
+        ).where(serdes(xp.SERDE_ID)),
         select(
             kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text, no_int
-        ).join(chosen, chosen.c.SD_ID == bc.SD_ID),
+        ).where(sds(bc.SD_ID)),
         select(
             kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text, sc.ORDER
-        ).join(chosen, chosen.c.SD_ID == sc.SD_ID),
+        ).where(sds(sc.SD_ID)),
         select(
             kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text, no_int
-        ).join(chosen, chosen.c.SD_ID == sk.SD_ID),
+        ).where(sds(sk.SD_ID)),
         select(
             kind(_COLUMN),
             co.CD_ID,
@@ -265,6 +301,6 @@ def _below(chosen: Any) -> CompoundSelect[Any]:
             co.TYPE_NAME,
             co.COMMENT,
             no_int,
-        ).where(co.CD_ID.in_(cd_ids)),
+        ).where(cds(co.CD_ID)),
     )
     return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

@@ -13,8 +13,9 @@ rows of SQLAlchemy Core queries, in two statements whatever the number of partit
 
 A descriptor with skewed columns costs a few statements more (store.load_skewed).
 
-The structs of one answer share what is identical: one FieldSchema list per CD_ID. They are
-built for the wire; no caller changes them in place.
+The structs of one answer share what is identical: one FieldSchema list per CD_ID, one
+SerDeInfo for serdes that differ only by id (and have no parameters), one empty SkewedInfo.
+They are built for the wire; no caller changes them in place.
 """
 
 from __future__ import annotations
@@ -168,7 +169,7 @@ class _Parts:
             "serdes": ids({row[11] for row in rows if row[11] is not None}),
             "cds": ids({row[10] for row in rows if row[10] is not None}),
         }
-        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners):
+        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners).all():
             if kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in lists:
@@ -186,9 +187,30 @@ class _Parts:
         columns, serde_params, sd_params = self.columns, self.serde_params, self.sd_params
         buckets, sorts, skewed = self.buckets, self.sorts, self.skewed
         no_columns: list[t.FieldSchema] = []
+        no_skew = t.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+        # Serdes without parameters, by their columns: one SerDeInfo for identical ones.
+        plain_serdes: dict[tuple[Any, ...], t.SerDeInfo] = {}
+
+        def serde_info(row: Any) -> t.SerDeInfo:
+            params = serde_params.get(row[11])
+            key = tuple(row[12:18])
+            if params is None and key in plain_serdes:
+                return plain_serdes[key]
+            info = t.SerDeInfo(
+                name=row[12],
+                serializationLib=row[13],
+                parameters=params if params is not None else {},
+                description=row[14],
+                serializerClass=row[15],
+                deserializerClass=row[16],
+                serdeType=row[17],
+            )
+            if params is None:
+                plain_serdes[key] = info
+            return info
 
         def build(row: Any) -> t.StorageDescriptor:
-            sd_id, serde_id = row[3], row[11]
+            sd_id = row[3]
             skew = skewed.get(sd_id)
             return t.StorageDescriptor(
                 cols=columns.get(row[10], no_columns) if row[10] is not None else [],
@@ -197,17 +219,7 @@ class _Parts:
                 outputFormat=row[6],
                 compressed=row[7],
                 numBuckets=row[8],
-                serdeInfo=t.SerDeInfo(
-                    name=row[12],
-                    serializationLib=row[13],
-                    parameters=serde_params.get(serde_id, {}),
-                    description=row[14],
-                    serializerClass=row[15],
-                    deserializerClass=row[16],
-                    serdeType=row[17],
-                )
-                if serde_id is not None
-                else None,
+                serdeInfo=serde_info(row) if row[11] is not None else None,
                 bucketCols=buckets.get(sd_id, []),
                 sortCols=sorts.get(sd_id, []),
                 parameters=sd_params.get(sd_id, {}),
@@ -219,9 +231,7 @@ class _Parts:
                     },
                 )
                 if skew is not None
-                else t.SkewedInfo(
-                    skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={}
-                ),
+                else no_skew,
                 storedAsSubDirectories=row[9],
             )
 

@@ -225,25 +225,51 @@ class SqlBuilder:
 
     def index_terms(self, flt: Filter) -> list[ColumnElement[bool]]:
         """Conditions that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
-        PART_KEY_VAL) serves: the stored text of a string key equal to a literal, or in a
-        list, where FLT requires it (at its top, alone or under AND). Redundant with the
+        PART_KEY_VAL) serves: a string key's stored text compared with literals, where FLT
+        requires the comparisons (at its top, alone or under AND). Redundant with the
         condition, they let the database start from the matching key values instead of
-        every partition of the table. A literal that is the default partition's name gives
-        none: it also matches the NULL the condition reads as that name. Call after
-        `condition` (which checks FLT and makes the joins)."""
+        every partition of the table.
+
+        The condition reads a NULL value as the default partition's name, the copies do
+        not: a key's comparisons are copied only when one of them fails for the default
+        partition's name, so that the condition drops the NULLs too. Equality is the same
+        in any deterministic collation; the other comparisons are in byte order, which
+        indexes serve on SQLite. Call after `condition` (which checks FLT and makes the
+        joins)."""
+        conjuncts = flt.operands if isinstance(flt, And) else (flt,)
+        copies: dict[str, list[ColumnElement[bool]]] = {}
+        not_null: set[str] = set()
+        for conjunct in conjuncts:
+            found = self._copy(conjunct)
+            if found is not None:
+                key, copy, takes_default = found
+                copies.setdefault(key, []).append(copy)
+                if not takes_default:
+                    not_null.add(key)
+        return [copy for key in sorted(not_null) for copy in copies[key]]
+
+    def _copy(self, flt: Filter) -> tuple[str, ColumnElement[bool], bool] | None:
+        """For a comparison of a string key with string literals: the key, the comparison
+        on its stored text, and whether the default partition's name passes it."""
+        default = DEFAULT_PARTITION_VALUE
         match flt:
-            case And(operands):
-                return [term for operand in operands for term in self.index_terms(operand)]
-            case Compare(key, "=", StringValue(value)) if value != DEFAULT_PARTITION_VALUE:
+            case Compare(key, op, StringValue(value)) if op != "!=":
                 text = self._stored_string(key)
-                return [] if text is None else [text == value]
-            case In(key, values, False) if all(
-                isinstance(v, StringValue) and v.value != DEFAULT_PARTITION_VALUE for v in values
-            ):
+                if text is not None:
+                    ordered = text if op == "=" else self.dialect.byte_order(text)
+                    copy = _compare(ordered, op, value)
+                    return key.lower(), copy, _compare_texts(default, op, value)
+            case In(key, values, False) if all(isinstance(v, StringValue) for v in values):
                 text = self._stored_string(key)
-                listed = [v.value for v in values]
-                return [] if text is None else [text.in_(listed)]
-        return []
+                if text is not None:
+                    listed = [v.value for v in values if isinstance(v, StringValue)]
+                    return key.lower(), text.in_(listed), default in listed
+            case Between(key, StringValue(low), StringValue(high), False):
+                text = self._stored_string(key)
+                if text is not None:
+                    copy = self.dialect.byte_order(text).between(low, high)
+                    return key.lower(), copy, low <= default <= high
+        return None
 
     def _stored_string(self, name: str) -> ColumnElement[str] | None:
         """PART_KEY_VAL of key NAME when it is a string key joined by `condition`."""
@@ -333,6 +359,24 @@ def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> Column
             return column > value
         case ">=":
             return column >= value
+    assert_never(op)
+
+
+def _compare_texts(left: str, op: CompareOp, right: str) -> bool:
+    """LEFT OP RIGHT in byte order (Python orders str by code point, as UTF-8 bytes are)."""
+    match op:
+        case "=":
+            return left == right
+        case "!=":
+            return left != right
+        case "<":
+            return left < right
+        case "<=":
+            return left <= right
+        case ">":
+            return left > right
+        case ">=":
+            return left >= right
     assert_never(op)
 
 

@@ -7,9 +7,10 @@ rows of SQLAlchemy Core queries, in two statements whatever the number of partit
 
 1. the selected partitions joined with their storage descriptor and serde, in name order;
 2. everything below them, in one UNION ALL of (kind, owner, index, text, text, text, int)
-   rows over the same selection: key values, partition, descriptor and serde parameters,
-   bucket and sort columns, skewed column names, and the columns of the distinct column
-   lists (partitions of a table share the table's column list, by CD_ID).
+   rows, by the ids the first statement returned (one bound parameter per kind of id,
+   so the selection, a filter say, runs once): key values, partition, descriptor and
+   serde parameters, bucket and sort columns, skewed column names, and the columns of the
+   distinct column lists (partitions of a table share the table's column list, by CD_ID).
 
 A descriptor with skewed columns costs a few statements more (store.load_skewed).
 
@@ -91,6 +92,8 @@ def partition_structs(
     (None or negative: all)."""
     ordered = _ordered(s, selection, limit)
     p, sd, serde = PARTITIONS.c, _SDS.c, _SERDES.c
+    # Read by position below (row[0] is PART_ID, ..., row[17] SERDE_TYPE): this runs for
+    # every partition, and index access on result rows is cheaper than access by name.
     rows = s.execute(
         ordered.outerjoin_from(PARTITIONS, _SDS, sd.SD_ID == p.SD_ID)
         .outerjoin_from(_SDS, _SERDES, serde.SERDE_ID == sd.SERDE_ID)
@@ -141,7 +144,8 @@ def partition_structs(
 
 
 class _Parts:
-    """The rows below a selection of partitions, read in one statement, by owner id."""
+    """The rows below the partitions of ROWS (rows of the first statement), read in one
+    statement, by owner id."""
 
     def __init__(self, s: Session, rows: Sequence[Any]) -> None:
         self.values: dict[int, list[str]] = {}
@@ -239,10 +243,12 @@ class _Parts:
 
 
 def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
+    """IDS as the value of an `_among` parameter on PostgreSQL: an array."""
     return sorted(ids)
 
 
 def _ids_of_sqlite(ids: Iterable[int]) -> str:
+    """IDS as the value of an `_among` parameter on SQLite: JSON text, for json_each."""
     return json.dumps(sorted(ids))
 
 

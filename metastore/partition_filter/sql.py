@@ -225,7 +225,8 @@ class SqlBuilder:
 
     def index_terms(self, flt: Filter) -> list[ColumnElement[bool]]:
         """Conditions that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
-        PART_KEY_VAL) serves: a string key's stored text compared with literals, where FLT
+        PART_KEY_VAL) serves: a string key's stored text compared with literals (or
+        matched with a pattern, with the range of its literal prefix), where FLT
         requires the comparisons (at its top, alone or under AND). Redundant with the
         condition, they let the database start from the matching key values instead of
         every partition of the table.
@@ -264,6 +265,16 @@ class SqlBuilder:
                 if text is not None:
                     listed = [v.value for v in values if isinstance(v, StringValue)]
                     return key.lower(), text.in_(listed), default in listed
+            case Like(key, StringValue(pattern)):
+                text = self._stored_string(key)
+                if text is not None:
+                    parts = like_parts(pattern)
+                    copy = self.dialect.matches(text, parts)
+                    prefix = parts[0] if parts and isinstance(parts[0], str) else ""
+                    if _after(prefix) is not None:  # a range the index serves
+                        ordered = self.dialect.byte_order(text)
+                        copy = and_(copy, ordered >= prefix, ordered < _after(prefix))
+                    return key.lower(), copy, _like_matches(default, parts)
             case Between(key, StringValue(low), StringValue(high), False):
                 text = self._stored_string(key)
                 if text is not None:
@@ -360,6 +371,24 @@ def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> Column
         case ">=":
             return column >= value
     assert_never(op)
+
+
+def _after(prefix: str) -> str | None:
+    """The least text after every text that starts with PREFIX, in byte order (its last
+    character's successor); None when there is none to give (an empty PREFIX, or a last
+    character whose successor is no character)."""
+    if not prefix or ord(prefix[-1]) in (0xD7FF, 0x10FFFF):
+        return None
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _like_matches(text: str, parts: Sequence[LikePart]) -> bool:
+    """Whether TEXT matches the pattern PARTS, case-sensitively (as Dialect.matches)."""
+    regex = "".join(
+        ".*" if p is Wildcard.ANY_RUN else "." if p is Wildcard.ONE_CHAR else re.escape(p)
+        for p in parts
+    )
+    return re.fullmatch(regex, text, re.DOTALL) is not None
 
 
 def _compare_texts(left: str, op: CompareOp, right: str) -> bool:

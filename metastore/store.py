@@ -6,7 +6,7 @@ import dataclasses
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 
-from sqlalchemy import Select, delete, select
+from sqlalchemy import Select, delete, func, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ColumnElement, KeyedColumnElement
 
@@ -501,6 +501,32 @@ def with_values(selection: Select[tuple[int]], values: Sequence[str | None]) -> 
 def _by_name(s: Session) -> ColumnElement[str]:
     """PART_NAME in byte order, as HMS orders partition names, whatever the collation."""
     return text_in_byte_order(m.Partition.__table__.c.PART_NAME, s.get_bind().dialect.name)
+
+
+def refresh_partition_statistics(s: Session) -> None:
+    """On SQLite, ANALYZE the partition tables when they have no statistics or have doubled
+    since their last ones.
+
+    SQLite keeps no statistics by itself (PostgreSQL's autovacuum does) and, without them,
+    starts a partial specification or a filter on a key's value from every partition of
+    the table instead of the key value index of schema 0003: 4-5 ms instead of under 0.1 ms
+    for a day of a table of 10,000 partitions. The connection's analysis_limit (metastore.db)
+    bounds the work to a few ms whatever the size; doubling keeps the count of ANALYZEs
+    to the logarithm of the number of partitions. The highest PART_ID stands in for the
+    number of rows (deleted partitions only make it refresh sooner)."""
+    if s.get_bind().dialect.name != "sqlite":
+        return
+    rows = s.scalar(select(func.max(m.Partition.PART_ID))) or 0
+    stat = None
+    if s.scalar(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")):
+        # Each index's row starts with the number of rows of the table when analyzed.
+        stat = s.scalar(
+            text("SELECT stat FROM sqlite_stat1 WHERE tbl = 'PARTITIONS' AND idx IS NOT NULL")
+        )
+    counted = int(stat.split()[0]) if stat else 0
+    if rows and (not counted or rows >= 2 * counted):
+        s.execute(text('ANALYZE "PARTITIONS"'))
+        s.execute(text('ANALYZE "PARTITION_KEY_VALS"'))
 
 
 def delete_partition(s: Session, partition: m.Partition) -> None:

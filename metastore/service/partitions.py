@@ -114,6 +114,7 @@ class PartitionCalls(ServiceBase):
             fast_stats.on_create(params, location, not existed, properties(context))
             store.insert_params(s, m.PartitionParam, row.PART_ID, params)
         s.flush()
+        store.refresh_partition_statistics(s)
         if table.TBL_TYPE != convert.VIRTUAL_VIEW:
             for storage in storages:
                 on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))

@@ -484,3 +484,17 @@ def test_partitions_read_back_their_own_storage(client: Client, db_name: str) ->
     assert [col.name for col in a.sd.cols] == ["id"]
     assert b.sd.cols == own.cols
     assert c.sd.cols == table_cols
+
+
+def test_sqlite_gathers_statistics_of_partitions_as_they_are_added(
+    client: Client, db_name: str, engine: sa.Engine
+) -> None:
+    """Without them SQLite's planner ignores the key value index (PostgreSQL's autovacuum
+    gathers its own)."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL gathers its statistics itself")
+    make_partitioned(client, db_name, values=["a", "b"])
+    with engine.connect() as conn:
+        analyzed = set(conn.exec_driver_sql("SELECT tbl FROM sqlite_stat1").scalars())
+    assert {"PARTITIONS", "PARTITION_KEY_VALS"} <= analyzed
+    assert client.get_partition_names_ps(db_name, "t", ["b"], -1) == ["ds=b"]

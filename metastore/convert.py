@@ -262,26 +262,6 @@ def table_struct(
     )
 
 
-def partition_struct(
-    row: m.Partition,
-    db: m.Database,
-    table: m.Table,
-    values: list[str],
-    storage: Storage | None,
-    params: dict[str, str],
-) -> t.Partition:
-    return t.Partition(
-        values=values,
-        dbName=db.NAME,
-        tableName=table.TBL_NAME,
-        createTime=row.CREATE_TIME,
-        lastAccessTime=row.LAST_ACCESS_TIME,
-        sd=storage_struct(storage),
-        parameters=params,
-        catName=db.CTLG_NAME,
-    )
-
-
 # ------------------------------------------------------------------------------------------
 # Column statistics
 

@@ -57,6 +57,8 @@ def _configure_sqlite(engine: Engine) -> None:
         if engine.url.database not in (None, "", ":memory:"):
             cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA busy_timeout=30000")
+        # ANALYZE samples this many rows per index (store.refresh_partition_statistics).
+        cursor.execute("PRAGMA analysis_limit=1000")
         cursor.close()
 
     @event.listens_for(engine, "begin")

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from metastore import models as m
 from metastore.names import DEFAULT_PARTITION_VALUE, escape_path_name
 from metastore.partition_filter import parse_filter
+from metastore.partition_read import partition_names
 from metastore.store_filter import count_partitions_by_filter, partitions_by_filter
 
 Keys = Sequence[tuple[str, str]]
@@ -87,7 +88,7 @@ def selected(s: Session, tbl_id: int, keys: Keys, text: str, limit: int | None =
     """The names of the partitions filter TEXT selects, in the order of the answer, after
     checking that the count agrees."""
     flt = parse_filter(text)
-    names = [p.PART_NAME for p in partitions_by_filter(s, tbl_id, keys, flt, limit)]
+    names = partition_names(s, partitions_by_filter(s, tbl_id, keys, flt), limit)
     if limit is None or limit < 0:
         assert count_partitions_by_filter(s, tbl_id, keys, flt) == len(names)
     return names

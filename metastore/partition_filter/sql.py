@@ -155,6 +155,7 @@ class FilterSql:
 
     condition: ColumnElement[bool]
     key_values: dict[int, NamedFromClause]
+    index_terms: tuple[ColumnElement[bool], ...] = ()
 
     def apply(self, query: Select[*Ts]) -> Select[*Ts]:
         """QUERY (over PARTITIONS) restricted to the partitions the filter selects.
@@ -164,10 +165,12 @@ class FilterSql:
         as the default partition."""
         partitions = m.Partition.__table__
         for idx, kv in sorted(self.key_values.items()):
-            query = query.outerjoin(
-                kv, and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx))
+            query = query.outerjoin_from(
+                partitions,
+                kv,
+                and_(kv.c.PART_ID == partitions.c.PART_ID, kv.c.INTEGER_IDX == _sql_int(idx)),
             )
-        return query.where(self.condition)
+        return query.where(self.condition, *self.index_terms)
 
 
 def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> FilterSql:
@@ -177,7 +180,8 @@ def filter_sql(flt: Filter, keys: Sequence[tuple[str, str]], dialect: str) -> Fi
     Raises PartitionFilterError for a key the table does not have, a key type that cannot be
     filtered, or a literal that does not fit its key's type."""
     builder = SqlBuilder(keys, Dialect(dialect))
-    return FilterSql(builder.condition(flt), builder.key_values)
+    condition = builder.condition(flt)
+    return FilterSql(condition, builder.key_values, tuple(builder.index_terms(flt)))
 
 
 def text_in_byte_order(text: ColumnElement[str], dialect: str) -> ColumnElement[str]:
@@ -218,6 +222,74 @@ class SqlBuilder:
             case Like(key, pattern):
                 return self._like(key, pattern)
         raise AssertionError(f"not a filter: {flt!r}")
+
+    def index_terms(self, flt: Filter) -> list[ColumnElement[bool]]:
+        """Conditions that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
+        PART_KEY_VAL) serves: a string key's stored text compared with literals (or
+        matched with a pattern, with the range of its literal prefix), where FLT
+        requires the comparisons (at its top, alone or under AND). Redundant with the
+        condition, they let the database start from the matching key values instead of
+        every partition of the table.
+
+        The condition reads a NULL value as the default partition's name, the copies do
+        not: a key's comparisons are copied only when one of them fails for the default
+        partition's name, so that the condition drops the NULLs too. Equality is the same
+        in any deterministic collation; the other comparisons are in byte order, which
+        indexes serve on SQLite. Call after `condition` (which checks FLT and makes the
+        joins)."""
+        conjuncts = flt.operands if isinstance(flt, And) else (flt,)
+        copies: dict[str, list[ColumnElement[bool]]] = {}
+        not_null: set[str] = set()
+        for conjunct in conjuncts:
+            found = self._copy(conjunct)
+            if found is not None:
+                key, copy, takes_default = found
+                copies.setdefault(key, []).append(copy)
+                if not takes_default:
+                    not_null.add(key)
+        return [copy for key in sorted(not_null) for copy in copies[key]]
+
+    def _copy(self, flt: Filter) -> tuple[str, ColumnElement[bool], bool] | None:
+        """For a comparison of a string key with string literals: the key, the comparison
+        on its stored text, and whether the default partition's name passes it."""
+        default = DEFAULT_PARTITION_VALUE
+        match flt:
+            case Compare(key, op, StringValue(value)) if op != "!=":
+                text = self._stored_string(key)
+                if text is not None:
+                    ordered = text if op == "=" else self.dialect.byte_order(text)
+                    copy = _compare(ordered, op, value)
+                    return key.lower(), copy, _compare_texts(default, op, value)
+            case In(key, values, False) if all(isinstance(v, StringValue) for v in values):
+                text = self._stored_string(key)
+                if text is not None:
+                    listed = [v.value for v in values if isinstance(v, StringValue)]
+                    return key.lower(), text.in_(listed), default in listed
+            case Like(key, StringValue(pattern)):
+                text = self._stored_string(key)
+                if text is not None:
+                    parts = like_parts(pattern)
+                    copy = self.dialect.matches(text, parts)
+                    prefix = parts[0] if parts and isinstance(parts[0], str) else ""
+                    if _after(prefix) is not None:  # a range the index serves
+                        ordered = self.dialect.byte_order(text)
+                        copy = and_(copy, ordered >= prefix, ordered < _after(prefix))
+                    return key.lower(), copy, _like_matches(default, parts)
+            case Between(key, StringValue(low), StringValue(high), False):
+                text = self._stored_string(key)
+                if text is not None:
+                    copy = self.dialect.byte_order(text).between(low, high)
+                    return key.lower(), copy, low <= default <= high
+        return None
+
+    def _stored_string(self, name: str) -> ColumnElement[str] | None:
+        """PART_KEY_VAL of key NAME when it is a string key joined by `condition`."""
+        idx, hive_type = self.keys[name.lower()]
+        kv = self.key_values.get(idx)
+        if kv is None or key_kind(hive_type) != "string":
+            return None
+        text: ColumnElement[str] = kv.c.PART_KEY_VAL
+        return text
 
     def _key(self, name: str) -> tuple[KeyKind, ColumnElement[Any]]:
         """The kind of key NAME and the SQL of its value in a partition: text for string
@@ -298,6 +370,42 @@ def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> Column
             return column > value
         case ">=":
             return column >= value
+    assert_never(op)
+
+
+def _after(prefix: str) -> str | None:
+    """The least text after every text that starts with PREFIX, in byte order (its last
+    character's successor); None when there is none to give (an empty PREFIX, or a last
+    character whose successor is no character)."""
+    if not prefix or ord(prefix[-1]) in (0xD7FF, 0x10FFFF):
+        return None
+    return prefix[:-1] + chr(ord(prefix[-1]) + 1)
+
+
+def _like_matches(text: str, parts: Sequence[LikePart]) -> bool:
+    """Whether TEXT matches the pattern PARTS, case-sensitively (as Dialect.matches)."""
+    regex = "".join(
+        ".*" if p is Wildcard.ANY_RUN else "." if p is Wildcard.ONE_CHAR else re.escape(p)
+        for p in parts
+    )
+    return re.fullmatch(regex, text, re.DOTALL) is not None
+
+
+def _compare_texts(left: str, op: CompareOp, right: str) -> bool:
+    """LEFT OP RIGHT in byte order (Python orders str by code point, as UTF-8 bytes are)."""
+    match op:
+        case "=":
+            return left == right
+        case "!=":
+            return left != right
+        case "<":
+            return left < right
+        case "<=":
+            return left <= right
+        case ">":
+            return left > right
+        case ">=":
+            return left >= right
     assert_never(op)
 
 

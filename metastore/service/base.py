@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
 from metastore import accurate as accurate_
-from metastore import audit, convert, names, spark_stats, stats_store, store
+from metastore import audit, convert, names, partition_read, spark_stats, stats_store, store
 from metastore import models as m
 from metastore.access import Policy, current_connection, parse_group_mapping, required_right
 from metastore.config import Settings
@@ -199,35 +199,71 @@ class ServiceBase:
     def _table(
         self, s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
     ) -> tuple[m.Database, m.Table]:
+        cat, db_name = names.split_catalog(db_arg)
+        if catalog:
+            cat = names.identifier(catalog)
+        if db_name and table_name:
+            # Most calls name a table that exists: one query finds it with its database.
+            found = store.find_database_table(
+                s, cat, names.identifier(db_name), names.identifier(table_name)
+            )
+            if found is not None:
+                return found
         db = self._database(s, db_arg, catalog)
         if not table_name:
             raise t.NoSuchObjectException("no table name given")
-        table = store.find_table(s, db.DB_ID, names.identifier(table_name))
-        if table is None:
-            raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
-        return db, table
+        raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
 
     def _partition_keys(self, s: Session, table: m.Table) -> list[str]:
-        return [k.PKEY_NAME for k in store.partition_keys(s, table.TBL_ID)]
+        return [name for name, _ in store.partition_key_types(s, table.TBL_ID)]
 
-    def _partition_name(self, s: Session, table: m.Table, part_name: str) -> str:
-        """PART_NAME as stored: parsed, checked against the table's keys and re-escaped."""
-        keys = self._partition_keys(s, table)
+    def _partition_name(
+        self, s: Session, table: m.Table, part_name: str, keys: list[str] | None = None
+    ) -> str:
+        """PART_NAME as stored: parsed, checked against the table's KEYS (read when not
+        given) and re-escaped."""
+        if keys is None:
+            keys = self._partition_keys(s, table)
         if not keys:
             raise t.NoSuchObjectException(f"table {table.TBL_NAME} is not partitioned")
         return names.make_partition_name(keys, names.partition_values(part_name, keys))
 
-    def _partition(self, s: Session, table: m.Table, part_name: str | None) -> m.Partition:
+    def _existing_name(
+        self, s: Session, table: m.Table, part_name: str | None, keys: list[str] | None = None
+    ) -> str:
+        """The stored name of partition PART_NAME, NoSuchObjectException when it is no
+        partition name of TABLE."""
         if not part_name:
             raise t.NoSuchObjectException("no partition name given")
         try:
-            stored_name = self._partition_name(s, table, part_name)
+            return self._partition_name(s, table, part_name, keys)
         except names.InvalidNameError as e:
             raise t.NoSuchObjectException(str(e)) from None
+
+    def _partition(self, s: Session, table: m.Table, part_name: str | None) -> m.Partition:
+        stored_name = self._existing_name(s, table, part_name)
         partition = store.find_partition(s, table.TBL_ID, stored_name)
         if partition is None:
             raise missing(f"partition {stored_name} of table {table.TBL_NAME}")
         return partition
+
+    def _partition_struct(
+        self,
+        s: Session,
+        db: m.Database,
+        table: m.Table,
+        part_name: str | None,
+        keys: list[str] | None = None,
+    ) -> t.Partition:
+        """The Partition struct of partition PART_NAME of TABLE, as `_partition` finds it."""
+        stored_name = self._existing_name(s, table, part_name, keys)
+        selection = partition_read.of_table(table.TBL_ID).where(
+            partition_read.PARTITIONS.c.PART_NAME == stored_name
+        )
+        found = partition_read.partition_structs(s, db, table, selection)
+        if not found:
+            raise missing(f"partition {stored_name} of table {table.TBL_NAME}")
+        return found[0]
 
     def _table_struct(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
         return self._table_structs(s, db, [table])[0]
@@ -268,23 +304,14 @@ class ServiceBase:
     def _partition_structs(
         self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
     ) -> list[t.Partition]:
-        ids = [p.PART_ID for p in partitions]
-        values = store.partition_values(s, ids)
-        params = store.partition_params(s, ids)
-        storages = store.load_storages(s, [p.SD_ID for p in partitions])
-        return [
-            convert.partition_struct(
-                p,
-                db,
-                table,
-                values.get(p.PART_ID, []),
-                storages.get(p.SD_ID) if p.SD_ID else None,
-                # Spark reads the size and row count of partitions, and column statistics
-                # of tables only: partitions get the basic keys (no rows, no histograms).
-                spark_stats.with_spark_statistics(params.get(p.PART_ID, {}), [], []),
-            )
-            for p in partitions
-        ]
+        """The Partition structs of PARTITIONS (ORM rows a change has just written or is
+        about to delete), in name order."""
+        if not partitions:
+            return []
+        selection = partition_read.of_table(table.TBL_ID).where(
+            partition_read.PARTITIONS.c.PART_ID.in_([p.PART_ID for p in partitions])
+        )
+        return partition_read.partition_structs(s, db, table, selection)
 
     def _drop_table(self, s: Session, table: m.Table, delete_data: bool) -> None:
         """Drop TABLE (its partitions, parameters and statistics go by cascade) and, for a

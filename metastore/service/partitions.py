@@ -11,10 +11,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
+from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, store, store_filter, warehouse
+from metastore import convert, partition_read, store, store_filter, warehouse
 from metastore import models as m
 from metastore import names as naming
 from metastore.db import on_commit
@@ -113,6 +114,7 @@ class PartitionCalls(ServiceBase):
             fast_stats.on_create(params, location, not existed, properties(context))
             store.insert_params(s, m.PartitionParam, row.PART_ID, params)
         s.flush()
+        store.refresh_partition_statistics(s)
         if table.TBL_TYPE != convert.VIRTUAL_VIEW:
             for storage in storages:
                 on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))
@@ -226,22 +228,22 @@ class PartitionCalls(ServiceBase):
                 f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
             )
         name = naming.make_partition_name(keys, part_vals)
-        return self._partition_structs(s, db, table, [self._partition(s, table, name)])[0]
+        return self._partition_struct(s, db, table, name, keys)
 
     @call(write=False)
     def get_partition_by_name(
         self, s: Session, db_name: str, tbl_name: str, part_name: str
     ) -> t.Partition:
         db, table = self._table(s, db_name, tbl_name)
-        return self._partition_structs(s, db, table, [self._partition(s, table, part_name)])[0]
+        return self._partition_struct(s, db, table, part_name)
 
     @call(write=False)
     def get_partitions(
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[t.Partition]:
         db, table = self._table(s, db_name, tbl_name)
-        return self._partition_structs(
-            s, db, table, store.list_partitions(s, table.TBL_ID, max_parts)
+        return partition_read.partition_structs(
+            s, db, table, partition_read.of_table(table.TBL_ID), max_parts
         )
 
     @call(write=False)
@@ -249,26 +251,34 @@ class PartitionCalls(ServiceBase):
         self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
     ) -> list[t.Partition]:
         db, table = self._table(s, db_name, tbl_name)
+        keys = self._partition_keys(s, table) if names else []
         stored = []
         for name in names or []:
             try:
-                stored.append(self._partition_name(s, table, name))
+                stored.append(self._partition_name(s, table, name, keys))
             except naming.InvalidNameError:
                 continue  # HMS leaves out names it cannot find
-        return self._partition_structs(s, db, table, store.find_partitions(s, table.TBL_ID, stored))
+        if not stored:
+            return []
+        selection = partition_read.of_table(table.TBL_ID).where(
+            partition_read.PARTITIONS.c.PART_NAME.in_(stored)
+        )
+        return partition_read.partition_structs(s, db, table, selection)
 
     @call(write=False)
     def get_partition_names(
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[str]:
         _, table = self._table(s, db_name, tbl_name)
-        return store.partition_names(s, table.TBL_ID, max_parts)
+        return partition_read.partition_names(s, partition_read.of_table(table.TBL_ID), max_parts)
 
     # -- partial specifications -----------------------------------------------------------
 
     def _by_partial_values(
-        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None, max_parts: int
-    ) -> tuple[m.Database, m.Table, list[m.Partition]]:
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
+    ) -> tuple[m.Database, m.Table, Select[tuple[int]]]:
+        """The database, the table and the selection of its partitions that PART_VALS
+        (a partial specification) matches."""
         database, table = self._table(s, db_name, tbl_name)
         keys = self._partition_keys(s, table)
         values = list(part_vals or [])
@@ -277,8 +287,8 @@ class PartitionCalls(ServiceBase):
                 f"{len(values)} partition values given for the {len(keys)} partition keys "
                 f"({', '.join(keys)}) of {database.NAME}.{table.TBL_NAME}"
             )
-        partitions = store.partitions_by_values(s, table.TBL_ID, values, max_parts)
-        return database, table, partitions
+        selection = store.with_values(partition_read.of_table(table.TBL_ID), values)
+        return database, table, selection
 
     @call(write=False)
     def get_partitions_ps(
@@ -289,8 +299,8 @@ class PartitionCalls(ServiceBase):
         part_vals: list[str] | None,
         max_parts: int,
     ) -> list[t.Partition]:
-        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
-        return self._partition_structs(s, database, table, found)
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return partition_read.partition_structs(s, database, table, found, max_parts)
 
     @call(write=False)
     def get_partitions_ps_with_auth(
@@ -303,8 +313,8 @@ class PartitionCalls(ServiceBase):
         user_name: str | None,
         group_names: list[str] | None,
     ) -> list[t.Partition]:
-        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
-        return self._partition_structs(s, database, table, found)
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return partition_read.partition_structs(s, database, table, found, max_parts)
 
     @call(write=False)
     def get_partition_names_ps(
@@ -315,8 +325,8 @@ class PartitionCalls(ServiceBase):
         part_vals: list[str] | None,
         max_parts: int,
     ) -> list[str]:
-        _, _, found = self._by_partial_values(s, db_name, tbl_name, part_vals, max_parts)
-        return [p.PART_NAME for p in found]
+        _, _, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return partition_read.partition_names(s, found, max_parts)
 
     @call(write=False)
     def get_partition_with_auth(
@@ -337,7 +347,7 @@ class PartitionCalls(ServiceBase):
             )
         assert part_vals is not None
         name = naming.make_partition_name(keys, part_vals)
-        return self._partition_structs(s, database, table, [self._partition(s, table, name)])[0]
+        return self._partition_struct(s, database, table, name, keys)
 
     # -- filters --------------------------------------------------------------------------
 
@@ -345,7 +355,7 @@ class PartitionCalls(ServiceBase):
         self, s: Session, db_name: str, tbl_name: str, filter_text: str | None
     ) -> tuple[m.Database, m.Table, list[tuple[str, str]], Filter]:
         database, table = self._table(s, db_name, tbl_name)
-        keys = [(k.PKEY_NAME, k.PKEY_TYPE) for k in store.partition_keys(s, table.TBL_ID)]
+        keys = store.partition_key_types(s, table.TBL_ID)
         try:
             return database, table, keys, parse_filter(filter_text or "")
         except PartitionFilterError as e:
@@ -360,10 +370,10 @@ class PartitionCalls(ServiceBase):
         MetaException starting "Error parsing partition filter", which Spark relies on."""
         database, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
         try:
-            found = store_filter.partitions_by_filter(s, table.TBL_ID, keys, flt, max_parts)
+            found = store_filter.partitions_by_filter(s, table.TBL_ID, keys, flt)
         except PartitionFilterError as e:
             raise t.MetaException(str(e)) from None
-        return self._partition_structs(s, database, table, found)
+        return partition_read.partition_structs(s, database, table, found, max_parts)
 
     @call(write=False)
     def get_num_partitions_by_filter(

@@ -90,6 +90,11 @@ def spark_statistics(
     spark_column_names); ROWS its statistics rows of engine 'hive', mappings of
     stats_store.STATS_COLUMNS. Long values are split as Spark splits them.
     """
+    columns = list(columns)
+    if not columns and _positive(parameters.get("numRows")) is None:
+        # Nothing is derived without columns, and nothing is said without a row count (the
+        # rule below), as for most partitions: spared the parsing, once per partition.
+        return {}
     basic = accurate.basic_accurate(parameters.get(accurate.KEY))
     fresh = {c.lower() for c in accurate.accurate_columns(parameters.get(accurate.KEY))}
     num_rows = _positive(parameters.get("numRows")) if basic else None

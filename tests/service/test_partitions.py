@@ -431,3 +431,70 @@ def test_alter_partitions_replaces_parameters_all_or_nothing(client: Client, db_
     assert client.get_partition(db_name, "t", ["b"]).parameters["numRows"] == "20"
     with pytest.raises(t.InvalidOperationException, match="does not exist"):
         client.alter_partitions("no_such_db", "t", [b])
+
+
+# -- reads: each partition's own storage, shared pieces kept apart ----------------------------
+
+
+def test_partitions_read_back_their_own_storage(client: Client, db_name: str) -> None:
+    """Every part of a partition's storage comes back through each read call: columns
+    differing from the table's, bucket and sort columns, descriptor and serde parameters,
+    skewed values; partitions sharing the table's column list are not affected by one
+    that has its own, nor by a later change of another partition."""
+    make_partitioned(client, db_name, values=["a"])
+    own = storage(
+        fields(("id", "bigint"), ("extra", "string", "added")),
+        bucketCols=["id"],
+        numBuckets=4,
+        sortCols=[t.Order("id", 0)],
+        parameters={"sd.key": "sd value"},
+        serdeInfo=t.SerDeInfo("own", "org.example.Serde", {"serde.key": "1"}),
+        skewedInfo=t.SkewedInfo(["id"], [["7"], ["9"]], {("7",): "file:/skew/7"}),
+        storedAsSubDirectories=True,
+    )
+    client.add_partition(partition(db_name, "t", ["b"], sd=own))
+    client.add_partition(partition(db_name, "t", ["c"], parameters={"k": "v"}))
+    table_cols = client.get_table(db_name, "t").sd.cols
+    answers = [
+        client.get_partitions(db_name, "t", -1),
+        client.get_partitions_by_filter(db_name, "t", 'ds >= "a"', -1),
+        client.get_partitions_by_names(db_name, "t", ["ds=c", "ds=b", "ds=a"]),
+        client.get_partitions_ps(db_name, "t", [], -1),
+        [client.get_partition_by_name(db_name, "t", f"ds={v}") for v in "abc"],
+        [client.get_partition(db_name, "t", [v]) for v in "abc"],
+    ]
+    for a, b, c in answers:
+        assert [a.values, b.values, c.values] == [["a"], ["b"], ["c"]]
+        assert a.sd.cols == c.sd.cols == table_cols
+        assert b.sd.cols == own.cols
+        assert (b.sd.bucketCols, b.sd.numBuckets, b.sd.sortCols) == (["id"], 4, [t.Order("id", 0)])
+        assert b.sd.parameters == {"sd.key": "sd value"}
+        assert b.sd.serdeInfo.parameters == {"serde.key": "1"}
+        assert b.sd.serdeInfo.serializationLib == "org.example.Serde"
+        assert b.sd.skewedInfo == own.skewedInfo
+        assert b.sd.storedAsSubDirectories is True
+        assert a.sd.skewedInfo == t.SkewedInfo([], [], {})
+        assert (a.sd.bucketCols, a.sd.sortCols, a.sd.parameters) == ([], [], {})
+        assert c.parameters["k"] == "v" and "k" not in a.parameters
+    assert answers[0] == answers[1] == answers[2] == answers[3] == answers[4] == answers[5]
+    changed = client.get_partition(db_name, "t", ["a"])
+    changed.sd.cols = fields(("id", "bigint"))
+    client.alter_partition(db_name, "t", changed)
+    a, b, c = client.get_partitions(db_name, "t", -1)
+    assert [col.name for col in a.sd.cols] == ["id"]
+    assert b.sd.cols == own.cols
+    assert c.sd.cols == table_cols
+
+
+def test_sqlite_gathers_statistics_of_partitions_as_they_are_added(
+    client: Client, db_name: str, engine: sa.Engine
+) -> None:
+    """Without them SQLite's planner ignores the key value index (PostgreSQL's autovacuum
+    gathers its own)."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL gathers its statistics itself")
+    make_partitioned(client, db_name, values=["a", "b"])
+    with engine.connect() as conn:
+        analyzed = set(conn.exec_driver_sql("SELECT tbl FROM sqlite_stat1").scalars())
+    assert {"PARTITIONS", "PARTITION_KEY_VALS"} <= analyzed
+    assert client.get_partition_names_ps(db_name, "t", ["b"], -1) == ["ds=b"]

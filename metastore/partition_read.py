@@ -1,0 +1,322 @@
+"""The Partition structs of the read calls, built from plain rows.
+
+A read call (get_partitions_by_filter, get_partitions_ps, get_partitions, ...) may answer
+with thousands of partitions. Loading them as ORM entities (store.Storage, which the write
+paths change) costs more than the rows themselves, so this read-only path works on plain
+rows of SQLAlchemy Core queries, in two statements whatever the number of partitions:
+
+1. the selected partitions joined with their storage descriptor and serde, in name order;
+2. everything below them, in one UNION ALL of (kind, owner, index, text, text, text, int)
+   rows, by the ids the first statement returned (one bound parameter per kind of id,
+   so the selection, a filter say, runs once): key values, partition, descriptor and
+   serde parameters, bucket and sort columns, skewed column names, and the columns of the
+   distinct column lists (partitions of a table share the table's column list, by CD_ID).
+
+A descriptor with skewed columns costs a few statements more (store.load_skewed).
+
+The structs of one answer share what is identical: one FieldSchema list per CD_ID, one
+SerDeInfo for serdes that differ only by id (and have no parameters), one empty SkewedInfo.
+They are built for the wire; no caller changes them in place.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CompoundSelect,
+    Integer,
+    Select,
+    Text,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ColumnElement
+
+from hive_metastore_thrift import ttypes as t
+from metastore import models as m
+from metastore import spark_stats, store
+from metastore.partition_filter import text_in_byte_order
+
+PARTITIONS = m.Partition.__table__
+_SDS = m.StorageDescriptor.__table__
+_SERDES = m.SerDe.__table__
+
+# The kinds of rows of the second statement.
+_VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
+
+
+def of_table(tbl_id: int) -> Select[tuple[int]]:
+    """All partitions of table TBL_ID: the selection that callers restrict (with `where`,
+    or joins on PARTITIONS) before passing it to `partition_structs`."""
+    return select(PARTITIONS.c.PART_ID).where(PARTITIONS.c.TBL_ID == tbl_id)
+
+
+def partition_names(
+    s: Session, selection: Select[tuple[int]], limit: int | None = None
+) -> list[str]:
+    """The names of the partitions SELECTION selects, in the order of `partition_structs`."""
+    names = _ordered(s, selection, limit).with_only_columns(PARTITIONS.c.PART_NAME)
+    return list(s.scalars(names))
+
+
+def _ordered(s: Session, selection: Select[tuple[int]], limit: int | None) -> Select[tuple[int]]:
+    """SELECTION by PART_NAME in byte order (as HMS), at most LIMIT (None or negative: all)."""
+    dialect = s.get_bind().dialect.name
+    ordered = selection.order_by(text_in_byte_order(PARTITIONS.c.PART_NAME, dialect))
+    if limit is not None and limit >= 0:
+        ordered = ordered.limit(limit)
+    return ordered
+
+
+def partition_structs(
+    s: Session,
+    db: m.Database,
+    table: m.Table,
+    selection: Select[tuple[int]],
+    limit: int | None = None,
+) -> list[t.Partition]:
+    """The Partition structs of the partitions of TABLE (of DB) that SELECTION (from
+    `of_table`) selects, ordered by PART_NAME in byte order (as HMS), at most LIMIT of them
+    (None or negative: all)."""
+    ordered = _ordered(s, selection, limit)
+    p, sd, serde = PARTITIONS.c, _SDS.c, _SERDES.c
+    # Read by position below (row[0] is PART_ID, ..., row[17] SERDE_TYPE): this runs for
+    # every partition, and index access on result rows is cheaper than access by name.
+    rows = s.execute(
+        ordered.outerjoin_from(PARTITIONS, _SDS, sd.SD_ID == p.SD_ID)
+        .outerjoin_from(_SDS, _SERDES, serde.SERDE_ID == sd.SERDE_ID)
+        .with_only_columns(
+            p.PART_ID,
+            p.CREATE_TIME,
+            p.LAST_ACCESS_TIME,
+            p.SD_ID,
+            sd.LOCATION,
+            sd.INPUT_FORMAT,
+            sd.OUTPUT_FORMAT,
+            sd.IS_COMPRESSED,
+            sd.NUM_BUCKETS,
+            sd.IS_STOREDASSUBDIRECTORIES,
+            sd.CD_ID,
+            sd.SERDE_ID,
+            serde.NAME,
+            serde.SLIB,
+            serde.DESCRIPTION,
+            serde.SERIALIZER_CLASS,
+            serde.DESERIALIZER_CLASS,
+            serde.SERDE_TYPE,
+        )
+    ).all()
+    if not rows:
+        return []
+    parts = _Parts(s, rows)
+    build_sd = parts.storage_builder()
+    db_name, table_name, catalog = db.NAME, table.TBL_NAME, db.CTLG_NAME
+    no_params: dict[str, str] = {}
+    return [
+        t.Partition(
+            values=parts.values.get(row[0], []),
+            dbName=db_name,
+            tableName=table_name,
+            createTime=row[1],
+            lastAccessTime=row[2],
+            sd=build_sd(row) if row[3] is not None else None,
+            # Spark reads the size and row count of partitions, and column statistics of
+            # tables only: partitions get the basic keys (no rows, no histograms).
+            parameters=spark_stats.with_spark_statistics(
+                parts.part_params.get(row[0], no_params), [], []
+            ),
+            catName=catalog,
+        )
+        for row in rows
+    ]
+
+
+class _Parts:
+    """The rows below the partitions of ROWS (rows of the first statement), read in one
+    statement, by owner id."""
+
+    def __init__(self, s: Session, rows: Sequence[Any]) -> None:
+        self.values: dict[int, list[str]] = {}
+        self.part_params: dict[int, dict[str, str]] = {}
+        self.sd_params: dict[int, dict[str, str]] = {}
+        self.serde_params: dict[int, dict[str, str]] = {}
+        self.buckets: dict[int, list[str]] = {}
+        self.sorts: dict[int, list[t.Order]] = {}
+        self.columns: dict[int, list[t.FieldSchema]] = {}
+        skewed_sds: set[int] = set()
+        lists: dict[int, Any] = {
+            _VALUE: self.values,
+            _BUCKET: self.buckets,
+        }
+        maps = {
+            _PART_PARAM: self.part_params,
+            _SD_PARAM: self.sd_params,
+            _SERDE_PARAM: self.serde_params,
+        }
+        dialect = s.get_bind().dialect.name
+        ids = _ids_of_postgres if dialect == "postgresql" else _ids_of_sqlite
+        owners = {
+            "parts": ids([row[0] for row in rows]),
+            "sds": ids({row[3] for row in rows if row[3] is not None}),
+            "serdes": ids({row[11] for row in rows if row[11] is not None}),
+            "cds": ids({row[10] for row in rows if row[10] is not None}),
+        }
+        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners).all():
+            if kind in maps:
+                maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
+            elif kind in lists:
+                lists[kind].setdefault(owner, []).append(a or "")
+            elif kind == _COLUMN:
+                self.columns.setdefault(owner, []).append(t.FieldSchema(name=a, type=b, comment=c))
+            elif kind == _SORT:
+                self.sorts.setdefault(owner, []).append(t.Order(col=a or "", order=n))
+            else:
+                skewed_sds.add(owner)
+        self.skewed = store.load_skewed(s, sorted(skewed_sds)) if skewed_sds else {}
+
+    def storage_builder(self) -> Callable[[Any], t.StorageDescriptor]:
+        """A function from a row of the first statement to its StorageDescriptor."""
+        columns, serde_params, sd_params = self.columns, self.serde_params, self.sd_params
+        buckets, sorts, skewed = self.buckets, self.sorts, self.skewed
+        no_columns: list[t.FieldSchema] = []
+        no_skew = t.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+        # Serdes without parameters, by their columns: one SerDeInfo for identical ones.
+        plain_serdes: dict[tuple[Any, ...], t.SerDeInfo] = {}
+
+        def serde_info(row: Any) -> t.SerDeInfo:
+            params = serde_params.get(row[11])
+            key = tuple(row[12:18])
+            if params is None and key in plain_serdes:
+                return plain_serdes[key]
+            info = t.SerDeInfo(
+                name=row[12],
+                serializationLib=row[13],
+                parameters=params if params is not None else {},
+                description=row[14],
+                serializerClass=row[15],
+                deserializerClass=row[16],
+                serdeType=row[17],
+            )
+            if params is None:
+                plain_serdes[key] = info
+            return info
+
+        def build(row: Any) -> t.StorageDescriptor:
+            sd_id = row[3]
+            skew = skewed.get(sd_id)
+            return t.StorageDescriptor(
+                cols=columns.get(row[10], no_columns) if row[10] is not None else [],
+                location=row[4],
+                inputFormat=row[5],
+                outputFormat=row[6],
+                compressed=row[7],
+                numBuckets=row[8],
+                serdeInfo=serde_info(row) if row[11] is not None else None,
+                bucketCols=buckets.get(sd_id, []),
+                sortCols=sorts.get(sd_id, []),
+                parameters=sd_params.get(sd_id, {}),
+                skewedInfo=t.SkewedInfo(
+                    skewedColNames=list(skew.names),
+                    skewedColValues=[list(v) for v in skew.values],
+                    skewedColValueLocationMaps={
+                        tuple(value): location for value, location in skew.locations
+                    },
+                )
+                if skew is not None
+                else no_skew,
+                storedAsSubDirectories=row[9],
+            )
+
+        return build
+
+
+def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
+    """IDS as the value of an `_among` parameter on PostgreSQL: an array."""
+    return sorted(ids)
+
+
+def _ids_of_sqlite(ids: Iterable[int]) -> str:
+    """IDS as the value of an `_among` parameter on SQLite: JSON text, for json_each."""
+    return json.dumps(sorted(ids))
+
+
+def _among(dialect: str, name: str) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
+    """A condition that a column is among the ids of parameter NAME, one bound parameter
+    however many they are: an array on PostgreSQL, a JSON array on SQLite."""
+    values: Any
+    if dialect == "postgresql":
+        array = bindparam(name, type_=ARRAY(BigInteger))
+        values = func.unnest(array).table_valued("value").render_derived()
+    else:
+        values = func.json_each(bindparam(name, type_=Text)).table_valued("value")
+    return lambda column: column.in_(select(values.c.value))
+
+
+@functools.cache
+def _below(dialect: str) -> CompoundSelect[Any]:
+    """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
+    text, text, text, number), ordered by kind, owner and index. Its parameters are the
+    ids (see `_among`) of the partitions (parts), their storage descriptors (sds), and the
+    serdes and column lists of these (serdes, cds). Built once: building a statement this
+    size costs more than running it for a few partitions."""
+    parts, sds = _among(dialect, "parts"), _among(dialect, "sds")
+    serdes, cds = _among(dialect, "serdes"), _among(dialect, "cds")
+    no_int = cast(null(), Integer)
+    no_text = cast(null(), Text)
+
+    def kind(k: int) -> Any:
+        return literal_column(str(k), Integer).label("kind")
+
+    kv = m.PartitionKeyValue.__table__.c
+    pp = m.PartitionParam.__table__.c
+    sp = m.StorageDescriptorParam.__table__.c
+    xp = m.SerDeParam.__table__.c
+    bc = m.BucketingColumn.__table__.c
+    sc = m.SortColumn.__table__.c
+    sk = m.SkewedColumnName.__table__.c
+    co = m.Column.__table__.c
+    query = union_all(
+        select(
+            kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
+        ).where(parts(kv.PART_ID)),
+        select(
+            kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text, no_int
+        ).where(parts(pp.PART_ID)),
+        select(
+            kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text, no_int
+        ).where(sds(sp.SD_ID)),
+        select(
+            kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text, no_int
+        ).where(serdes(xp.SERDE_ID)),
+        select(
+            kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text, no_int
+        ).where(sds(bc.SD_ID)),
+        select(
+            kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text, sc.ORDER
+        ).where(sds(sc.SD_ID)),
+        select(
+            kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text, no_int
+        ).where(sds(sk.SD_ID)),
+        select(
+            kind(_COLUMN),
+            co.CD_ID,
+            co.INTEGER_IDX,
+            co.COLUMN_NAME,
+            co.TYPE_NAME,
+            co.COMMENT,
+            no_int,
+        ).where(cds(co.CD_ID)),
+    )
+    return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

@@ -50,7 +50,7 @@ from analyze_scale import child, scale_run
 
 from metastore import db
 from metastore.config import Settings
-from metastore.job import analyze, files
+from metastore.job import analyze, files, scan
 from metastore.job.options import AnalyzeOptions
 from metastore.server import MetastoreServer
 from metastore.service import Handler
@@ -124,11 +124,14 @@ def read_only(spark: Any, data: Path) -> float:
 
     columns = [column_of(f.name, files.hive_type_of(f.type)) for f in schema]
 
-    def rows(split: files.Split) -> int:
-        return sum(b.num_rows for b in files.read_split(split, spec, columns, files.Pieces()))
+    def rows(group: list[files.Split]) -> int:
+        pieces = files.Pieces()
+        return sum(b.num_rows for s in group for b in files.read_split(s, spec, columns, pieces))
 
+    # The job's tasks: the same groups of splits.
+    groups = scan.task_groups(splits, spark.sparkContext.defaultParallelism)
     started = time.perf_counter()
-    spark.sparkContext.parallelize(splits, len(splits)).map(rows).sum()
+    spark.sparkContext.parallelize(groups, len(groups)).map(rows).sum()
     return time.perf_counter() - started
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import heapq
 import math
 import pickle
 import re
@@ -142,17 +143,38 @@ def scan_files(
 ) -> RDD[tuple[str, Partial]]:
     """The map side over file SPLITS: (partition name, Partial) per task and partition.
     PROGRESS is a Spark accumulator of (bytes, partitions) done, or None."""
-    tasks = _task_count(spark, len(splits))
-    rdd = spark.sparkContext.parallelize(list(splits), tasks)
-    return rdd.mapPartitions(_file_task(spec, plan.columns, skewed, progress))
+    groups = task_groups(splits, spark.sparkContext.defaultParallelism)
+    task = _file_task(spec, plan.columns, skewed, progress)
+    rdd = spark.sparkContext.parallelize(groups, max(1, len(groups)))
+    return rdd.mapPartitions(lambda tasks: task(split for group in tasks for split in group))
 
 
-def _task_count(spark: SparkSession, splits: int) -> int:
-    """A task per split while there are few (balanced over the cores); with many, enough
-    tasks to keep every core busy and to report progress often (64 splits each, at least 8
-    tasks per core), few enough that scheduling does not dominate."""
-    cores = spark.sparkContext.defaultParallelism
-    return max(1, min(splits, max(cores * 8, math.ceil(splits / 64))))
+TASK_BYTES = 128 << 20
+"""The input a task reads at least, unless that leaves a core idle. A PySpark task costs
+0.1-0.2 s of its own on Python 3.11 (the worker re-reads the directory of every zip on its
+path, pyspark.zip and Spark's jar among them, before each task): a task per small file made
+the job's tasks cost more than its statistics."""
+
+
+def task_groups(splits: Sequence[Split], cores: int) -> list[list[Split]]:
+    """SPLITS in groups of about equal bytes, a Spark task each: a group per core while
+    the input is small (TASK_BYTES a task at least); with more, up to 8 tasks per core,
+    so that the progress shown (counted when a task ends) moves often; with many splits,
+    64 splits a task, so that scheduling does not dominate. Largest splits first, each to
+    the lightest group."""
+    if not splits:
+        return []
+    total = sum(split.size for split in splits)
+    wanted = max(cores, min(cores * 8, math.ceil(total / TASK_BYTES)), math.ceil(len(splits) / 64))
+    count = max(1, min(len(splits), wanted))
+    groups: list[list[Split]] = [[] for _ in range(count)]
+    loads = [(0, index) for index in range(count)]
+    heapq.heapify(loads)
+    for split in sorted(splits, key=lambda split: split.size, reverse=True):
+        load, index = heapq.heappop(loads)
+        groups[index].append(split)
+        heapq.heappush(loads, (load + max(split.size, 1), index))
+    return groups
 
 
 def scan_dataframe(df: DataFrame, plan: Plan, skewed: SkewRequest) -> RDD[tuple[str, Partial]]:
@@ -209,9 +231,12 @@ class Merged:
     partitions: RDD[tuple[str, Partial]]
 
     def __iter__(self) -> Iterator[tuple[str, Partial]]:
-        # The next Spark partition is computed while this one is written: two at most.
-        with task_errors():
-            yield from self.partitions.toLocalIterator(prefetchPartitions=True)
+        # The next Spark partition is fetched while this one is written: two at most.
+        try:
+            with task_errors():
+                yield from self.partitions.toLocalIterator(prefetchPartitions=True)
+        finally:
+            self.partitions.unpersist()
 
 
 @contextlib.contextmanager
@@ -232,12 +257,16 @@ def task_errors() -> Iterator[None]:
 def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: int) -> Merged:
     """Partials merged per partition, then per column for the table level, on the executors.
     The merged partitions are spread over Spark partitions of about BATCH each, which the
-    driver fetches one at a time."""
+    driver fetches one at a time. They are kept on the executors' disks (not in memory,
+    which would grow with the partitions) from the table level's pass to the driver's: a
+    second merge would cost a Python task per Spark partition."""
+    from pyspark import StorageLevel
+
     spread = max(1, math.ceil(expected_partitions / batch))
-    by_partition = partials.reduceByKey(Partial.merge, spread)
+    by_partition = partials.reduceByKey(Partial.merge, spread).persist(StorageLevel.DISK_ONLY)
     columns = by_partition.flatMap(lambda item: item[1].by_column())
     table = Partial()
     with task_errors():
-        for _, partial in columns.reduceByKey(Partial.merge).collect():
+        for _, partial in columns.reduceByKey(Partial.merge, spread).collect():
             table.merge(partial)
     return Merged(table, by_partition)

@@ -4,9 +4,10 @@ SQLite. metastore/partition_filter/__init__.py describes what each comparison me
 from __future__ import annotations
 
 import dataclasses
+import operator
 import re
-from collections.abc import Sequence
-from typing import Any, Literal, TypeVarTuple, assert_never
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVarTuple
 
 from sqlalchemy import (
     BigInteger,
@@ -356,21 +357,20 @@ class SqlBuilder:
         return self.dialect.matches(column, like_parts(pattern.value))
 
 
+# The comparisons, for SQL expressions and Python values alike.
+_OPERATORS: dict[CompareOp, Callable[[Any, Any], Any]] = {
+    "=": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
 def _compare(column: ColumnElement[Any], op: CompareOp, value: object) -> ColumnElement[bool]:
-    match op:
-        case "=":
-            return column == value
-        case "!=":
-            return column != value
-        case "<":
-            return column < value
-        case "<=":
-            return column <= value
-        case ">":
-            return column > value
-        case ">=":
-            return column >= value
-    assert_never(op)
+    compared: ColumnElement[bool] = _OPERATORS[op](column, value)
+    return compared
 
 
 def _after(prefix: str) -> str | None:
@@ -393,20 +393,7 @@ def _like_matches(text: str, parts: Sequence[LikePart]) -> bool:
 
 def _compare_texts(left: str, op: CompareOp, right: str) -> bool:
     """LEFT OP RIGHT in byte order (Python orders str by code point, as UTF-8 bytes are)."""
-    match op:
-        case "=":
-            return left == right
-        case "!=":
-            return left != right
-        case "<":
-            return left < right
-        case "<=":
-            return left <= right
-        case ">":
-            return left > right
-        case ">=":
-            return left >= right
-    assert_never(op)
+    return bool(_OPERATORS[op](left, right))
 
 
 def _fits_int64(d: Dialect, text: ColumnElement[str]) -> ColumnElement[bool]:

@@ -146,6 +146,13 @@ STAT_COLUMNS = [c for c in COLUMNS if c.kind]
 COMPLEX_COLUMNS = [c for c in COLUMNS if not c.kind]
 
 
+# A smaller set for the tests that run the job several times: one column of each kind.
+SMALL = [c for c in COLUMNS if c.name in ("b", "i", "d", "dec38", "s", "bin", "dt", "ts")]
+
+# The decimal(9,2) column, which text formats carry too.
+DECIMAL_9_2 = next(c for c in COLUMNS if c.name == "dec")
+
+
 def generate(columns: Sequence[Col], rows: int, seed: int) -> dict[str, list[Any]]:
     """ROWS rows of COLUMNS as Python values (None for NULL), the same for the same seed."""
     rng = random.Random(seed)

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pytest
 from analyze_data import (
     COLUMNS,
+    SMALL,
     Col,
     expect,
     expect_all,
@@ -52,8 +53,6 @@ pytestmark = [
 
 # ------------------------------------------------------------------------------------------
 # Options and re-runs
-
-SMALL = [c for c in COLUMNS if c.name in ("b", "i", "d", "dec38", "s", "bin", "dt", "ts")]
 
 
 def test_rerun_is_idempotent(

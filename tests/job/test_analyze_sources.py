@@ -9,7 +9,6 @@ import json
 import random
 from collections.abc import Sequence
 from datetime import date, timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pyarrow.parquet as pq
 import pytest
-from analyze_data import COLUMNS, Col, expect_all, folder_of, generate
+from analyze_data import DECIMAL_9_2, SMALL, Col, expect_all, folder_of, generate
 from conftest import RunningServer
 from job_checks import (
     COL,
@@ -44,8 +43,6 @@ pytestmark = [
     ),
 ]
 
-SMALL = [c for c in COLUMNS if c.name in ("b", "i", "d", "dec38", "s", "bin", "dt", "ts")]
-
 
 def _text(rng: random.Random) -> str:
     """Text without delimiters or quotes; empty now and then (Hive reads it as '')."""
@@ -58,14 +55,7 @@ TEXT_COLUMNS = [
     Col("i", pa.int32(), "int", "long", 0.05, lambda r: r.randrange(-500, 500)),
     Col("l", pa.int64(), "bigint", "long", 0.05, lambda r: r.randrange(-(10**15), 10**15)),
     Col("d", pa.float64(), "double", "double", 0.05, lambda r: r.randrange(-8000, 8000) / 8),
-    Col(
-        "dec",
-        pa.decimal128(9, 2),
-        "decimal(9,2)",
-        "decimal",
-        0.05,
-        lambda r: Decimal(r.randrange(-99999, 99999)).scaleb(-2),
-    ),
+    DECIMAL_9_2,
     Col("s", pa.string(), "string", "string", 0.1, _text),
     Col(
         "dt",

@@ -140,6 +140,13 @@ def test_one_very_long_row_among_short_ones() -> None:
     assert murmur3.hash_binaries(rows).tolist() == [murmur3.hash64(r) for r in rows]
 
 
+def test_rows_that_all_have_body_blocks_in_a_slice() -> None:
+    """Every row long enough for the first blocks (mixed with no row index), then fewer."""
+    rows = [bytes((i + j) % 256 for j in range(8 + i % 90)) for i in range(1, 400)]
+    array = pa.array(rows, type=pa.binary()).slice(3)
+    assert murmur3.hash_binaries(array).tolist() == [murmur3.hash64(r) for r in rows[3:]]
+
+
 def test_type_errors() -> None:
     with pytest.raises(TypeError):
         murmur3.hash_longs(np.array([1.5]))

@@ -434,14 +434,27 @@ def _show(value: Any) -> str:
     return str(value)
 
 
+# The settings of the session the job creates (the benchmarks use them too):
+# * Arrow batches of 100,000 rows for the sources that Spark reads;
+# * glibc's allocator in the Python workers keeps up to 128 MiB of freed memory and serves
+#   arrays below 32 MiB from it, instead of mapping fresh pages for each array and giving
+#   them back when it is freed. The statistics allocate a few arrays of a batch's size per
+#   column; a page fault on every 4 KiB of them was a third of the time spent computing on
+#   a virtual machine (bench/README.md). Other allocators ignore these variables.
+SESSION_SETTINGS = {
+    "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+    "spark.executorEnv.MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+    "spark.executorEnv.MALLOC_TRIM_THRESHOLD_": str(128 << 20),
+}
+
+
 def spark_session() -> SparkSession:
     """The active session, or a new one (local[*] unless spark-submit said otherwise)."""
     from pyspark.sql import SparkSession
 
     # Python workers must import this package: by default they run this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (
-        SparkSession.builder.appName("colstats analyze")
-        .config("spark.sql.execution.arrow.maxRecordsPerBatch", "100000")
-        .getOrCreate()
-    )
+    builder = SparkSession.builder.appName("colstats analyze")
+    for key, value in SESSION_SETTINGS.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()

@@ -4,6 +4,7 @@ SQLite. metastore/partition_filter/__init__.py describes what each comparison me
 from __future__ import annotations
 
 import dataclasses
+import functools
 import operator
 import re
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from sqlalchemy import (
     func,
     literal_column,
     or_,
+    select,
     true,
 )
 from sqlalchemy.sql import Select
@@ -93,6 +95,7 @@ class Dialect:
     def __init__(self, name: str) -> None:
         if name not in ("postgresql", "sqlite"):
             raise NotImplementedError(f"partition filters are not implemented for {name}")
+        self.name = name
         self.postgres = name == "postgresql"
 
     def byte_order(self, text: ColumnElement[str]) -> ColumnElement[str]:
@@ -130,6 +133,23 @@ class Dialect:
             for p in parts
         )
         return _test(text, "GLOB", glob)
+
+
+@functools.lru_cache(maxsize=256)
+def _key_value(idx: int, kind: KeyKind, dialect: str) -> tuple[NamedFromClause, ColumnElement[Any]]:
+    """The alias of PARTITION_KEY_VALS joined for key INTEGER_IDX IDX, and the SQL of the
+    key's value (see SqlBuilder._key). Made once: these expressions are immutable, and
+    building the guarded casts took a third of the time of a small call."""
+    kv = m.PartitionKeyValue.__table__.alias(f"kv{idx}")
+    text: ColumnElement[str] = kv.c.PART_KEY_VAL
+    d = Dialect(dialect)
+    if kind == "string":
+        return kv, d.byte_order(func.coalesce(text, _sql_text(DEFAULT_PARTITION_VALUE)))
+    if kind == "integer":
+        return kv, case(
+            (and_(d.is_integer_text(text), _fits_int64(d, text)), cast(text, BigInteger))
+        )
+    return kv, d.byte_order(case((d.is_date_text(text), case((_is_real_day(text), text)))))
 
 
 def _test(left: ColumnElement[str], op: str, right: Any) -> ColumnElement[bool]:
@@ -225,72 +245,97 @@ class SqlBuilder:
         raise AssertionError(f"not a filter: {flt!r}")
 
     def index_terms(self, flt: Filter) -> list[ColumnElement[bool]]:
-        """Conditions that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
-        PART_KEY_VAL) serves: a string key's stored text compared with literals (or
-        matched with a pattern, with the range of its literal prefix), where FLT
-        requires the comparisons (at its top, alone or under AND). Redundant with the
-        condition, they let the database start from the matching key values instead of
-        every partition of the table.
+        """A condition that FLT implies and an index on PARTITION_KEY_VALS (INTEGER_IDX,
+        PART_KEY_VAL) serves, where FLT requires comparisons of a key (at its top, alone or
+        under AND) that the stored text can answer: a string key compared with literals
+        (or matched with a pattern, with the range of its literal prefix), an integral key
+        equal to, or in a list of, numbers. Redundant with the condition, it lets the
+        database start from the matching key values instead of every partition of the
+        table.
+
+        The copies of one key's comparisons form a semi-join, PART_ID IN (SELECT PART_ID
+        FROM PARTITION_KEY_VALS WHERE INTEGER_IDX = i AND copies), rather than conditions
+        on the outer-joined key values of `condition`: SQLite starts a query from the index
+        of an outer-joined table for a plain equality only, not for IN, OR or a range. Only
+        the first key (in the table's order) with copies gets one: tables are partitioned
+        from coarse to fine (a day, then an hour), so the first key's values hold the
+        fewest partitions each, and a second semi-join costs more to build and run than
+        it saves.
 
         The condition reads a NULL value as the default partition's name, the copies do
         not: a key's comparisons are copied only when one of them fails for the default
         partition's name, so that the condition drops the NULLs too. Equality is the same
         in any deterministic collation; the other comparisons are in byte order, which
-        indexes serve on SQLite. Call after `condition` (which checks FLT and makes the
-        joins)."""
+        indexes serve on SQLite. Call after `condition` (which checks FLT)."""
         conjuncts = flt.operands if isinstance(flt, And) else (flt,)
-        copies: dict[str, list[ColumnElement[bool]]] = {}
-        not_null: set[str] = set()
+        by_key: dict[int, list[Compare | In | Like | Between]] = {}
         for conjunct in conjuncts:
-            found = self._copy(conjunct)
-            if found is not None:
-                key, copy, takes_default = found
-                copies.setdefault(key, []).append(copy)
-                if not takes_default:
-                    not_null.add(key)
-        return [copy for key in sorted(not_null) for copy in copies[key]]
+            if isinstance(conjunct, Compare | In | Like | Between):
+                by_key.setdefault(self.keys[conjunct.key.lower()][0], []).append(conjunct)
+        for idx in sorted(by_key):
+            stored = m.PartitionKeyValue.__table__.alias(f"ix{idx}")
+            copies = [self._copy(c, stored.c.PART_KEY_VAL) for c in by_key[idx]]
+            found = [c for c in copies if c is not None]
+            if any(not takes_default for _, takes_default in found):
+                semi_join = select(stored.c.PART_ID).where(
+                    stored.c.INTEGER_IDX == _sql_int(idx), *(copy for copy, _ in found)
+                )
+                return [m.Partition.__table__.c.PART_ID.in_(semi_join)]
+        return []
 
-    def _copy(self, flt: Filter) -> tuple[str, ColumnElement[bool], bool] | None:
-        """For a comparison of a string key with string literals: the key, the comparison
-        on its stored text, and whether the default partition's name passes it."""
+    def _copy(
+        self, flt: Compare | In | Like | Between, text: ColumnElement[str]
+    ) -> tuple[ColumnElement[bool], bool] | None:
+        """For a comparison that the stored text of its key answers: the comparison on
+        TEXT (that key's PART_KEY_VAL) and whether the default partition's name passes it
+        (an integral key's never does)."""
         default = DEFAULT_PARTITION_VALUE
         match flt:
-            case Compare(key, op, StringValue(value)) if op != "!=":
-                text = self._stored_string(key)
-                if text is not None:
-                    ordered = text if op == "=" else self.dialect.byte_order(text)
-                    copy = _compare(ordered, op, value)
-                    return key.lower(), copy, _compare_texts(default, op, value)
-            case In(key, values, False) if all(isinstance(v, StringValue) for v in values):
-                text = self._stored_string(key)
-                if text is not None:
-                    listed = [v.value for v in values if isinstance(v, StringValue)]
-                    return key.lower(), text.in_(listed), default in listed
-            case Like(key, StringValue(pattern)):
-                text = self._stored_string(key)
-                if text is not None:
-                    parts = like_parts(pattern)
-                    copy = self.dialect.matches(text, parts)
-                    prefix = parts[0] if parts and isinstance(parts[0], str) else ""
-                    if _after(prefix) is not None:  # a range the index serves
-                        ordered = self.dialect.byte_order(text)
-                        copy = and_(copy, ordered >= prefix, ordered < _after(prefix))
-                    return key.lower(), copy, _like_matches(default, parts)
-            case Between(key, StringValue(low), StringValue(high), False):
-                text = self._stored_string(key)
-                if text is not None:
-                    copy = self.dialect.byte_order(text).between(low, high)
-                    return key.lower(), copy, low <= default <= high
+            case Compare(key, op, StringValue(value)) if op != "!=" and self._is(key, "string"):
+                ordered = text if op == "=" else self.dialect.byte_order(text)
+                return _compare(ordered, op, value), _compare_texts(default, op, value)
+            case In(key, values, False) if self._is(key, "string") and all(
+                isinstance(v, StringValue) for v in values
+            ):
+                listed = [v.value for v in values if isinstance(v, StringValue)]
+                return text.in_(listed), default in listed
+            case Like(key, StringValue(pattern)) if self._is(key, "string"):
+                parts = like_parts(pattern)
+                copy = self.dialect.matches(text, parts)
+                prefix = parts[0] if parts and isinstance(parts[0], str) else ""
+                if _after(prefix) is not None:  # a range the index serves
+                    ordered = self.dialect.byte_order(text)
+                    copy = and_(copy, ordered >= prefix, ordered < _after(prefix))
+                return copy, _like_matches(default, parts)
+            case Between(key, StringValue(low), StringValue(high), False) if self._is(
+                key, "string"
+            ):
+                return self.dialect.byte_order(text).between(low, high), low <= default <= high
+            case Compare(key, "=", value) if self._is(key, "integer"):
+                return self._spells_integer(text, key, [value]), False
+            case In(key, values, False) if self._is(key, "integer"):
+                return self._spells_integer(text, key, values), False
         return None
 
-    def _stored_string(self, name: str) -> ColumnElement[str] | None:
-        """PART_KEY_VAL of key NAME when it is a string key joined by `condition`."""
-        idx, hive_type = self.keys[name.lower()]
-        kv = self.key_values.get(idx)
-        if kv is None or key_kind(hive_type) != "string":
-            return None
-        text: ColumnElement[str] = kv.c.PART_KEY_VAL
-        return text
+    def _is(self, name: str, kind: KeyKind) -> bool:
+        """Key NAME (a key of the table: `condition` checked it) is of KIND."""
+        return key_kind(self.keys[name.lower()][1]) == kind
+
+    def _spells_integer(
+        self, text: ColumnElement[str], key: str, values: Sequence[Value]
+    ) -> ColumnElement[bool]:
+        """TEXT may be one of the integers VALUES: their canonical spelling, or a spelling
+        with a plus sign or leading zeros ("+7", "07", "-0"), which the condition compares
+        by value like any other. Each alternative is an exact text or a prefix, which an
+        index serves."""
+        numbers = [self._value(key, "integer", v) for v in values]
+        d = self.dialect
+        return or_(
+            text.in_([str(n) for n in numbers]),
+            d.matches(text, ["+", Wildcard.ANY_RUN]),
+            d.matches(text, ["-0", Wildcard.ANY_RUN]),
+            d.matches(text, ["0", Wildcard.ONE_CHAR, Wildcard.ANY_RUN]),
+        )
 
     def _key(self, name: str) -> tuple[KeyKind, ColumnElement[Any]]:
         """The kind of key NAME and the SQL of its value in a partition: text for string
@@ -310,16 +355,9 @@ class SqlBuilder:
                 "only keys of types string, varchar, char, tinyint, smallint, int, bigint "
                 "and date can be filtered"
             )
-        kv = self.key_values.setdefault(idx, m.PartitionKeyValue.__table__.alias(f"kv{idx}"))
-        text: ColumnElement[str] = kv.c.PART_KEY_VAL
-        d = self.dialect
-        if kind == "string":
-            return kind, d.byte_order(func.coalesce(text, _sql_text(DEFAULT_PARTITION_VALUE)))
-        if kind == "integer":
-            return kind, case(
-                (and_(d.is_integer_text(text), _fits_int64(d, text)), cast(text, BigInteger))
-            )
-        return kind, d.byte_order(case((d.is_date_text(text), case((_is_real_day(text), text)))))
+        kv, column = _key_value(idx, kind, self.dialect.name)
+        self.key_values[idx] = kv
+        return kind, column
 
     def _value(self, key: str, kind: KeyKind, value: Value) -> object:
         """VALUE as the Python value compared with key KEY of KIND, or an error."""

@@ -221,6 +221,8 @@ def _count(value: int | None) -> int | None:
 
 def _positive(text: str | None) -> int | None:
     """A basic statistic > 0, parsed leniently (None when absent, malformed or <= 0)."""
+    if not text:  # as most partitions say: spared a raised ValueError
+        return None
     try:
         value = int((text or "").strip())
     except ValueError:

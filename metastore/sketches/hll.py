@@ -523,6 +523,32 @@ class HyperLogLog:
         clone._one_byte = self._one_byte
         return clone
 
+    def __getstate__(self) -> tuple[int, bool, bytes, bytes, bytes | None]:
+        """A compact pickle: the statistics job moves a sketch per column and partition
+        between processes, and a pickled dict of sparse entries takes three times the
+        bytes of its keys and ranks as arrays (int32 and uint8)."""
+        sparse = self._sparse or {}
+        keys = np.fromiter(sparse.keys(), dtype=np.int32, count=len(sparse))
+        ranks = np.fromiter(sparse.values(), dtype=np.uint8, count=len(sparse))
+        dense = None if self._dense is None else self._dense.tobytes()
+        return self.p, self._one_byte, keys.tobytes(), ranks.tobytes(), dense
+
+    def __setstate__(self, state: tuple[int, bool, bytes, bytes, bytes | None]) -> None:
+        p, self._one_byte, keys, ranks, dense = state
+        self.p, self.m = p, 1 << p
+        if dense is None:
+            self._sparse = dict(
+                zip(
+                    np.frombuffer(keys, dtype=np.int32).tolist(),
+                    np.frombuffer(ranks, dtype=np.uint8).tolist(),
+                    strict=True,
+                )
+            )
+            self._dense = None
+        else:
+            self._sparse = None
+            self._dense = np.frombuffer(dense, dtype=np.uint8).copy()
+
     def __eq__(self, other: object) -> bool:
         """Equal p, encoding and content (sparse entries as a set, or dense registers)."""
         if not isinstance(other, HyperLogLog):

@@ -169,17 +169,21 @@ def db_name() -> str:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
-    """One local Spark session for every test of the job. Arrow batches of 256 rows and two
-    files per partition make every partition's statistics a merge of several partial states
-    from several tasks; a session time zone other than UTC must not change timestamps."""
+    """One local Spark session for every test of the job, with the settings of the session
+    the job creates, but for Arrow batches of 256 rows: with two files per partition they
+    make every partition's statistics a merge of several partial states from several tasks.
+    A session time zone other than UTC must not change timestamps."""
     from pyspark.sql import SparkSession
+
+    from metastore.job.analyze import SESSION_SETTINGS
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     warehouse = tmp_path_factory.mktemp("warehouse")
+    builder = SparkSession.builder.master("local[2]").appName("colstats tests")
+    for key, value in SESSION_SETTINGS.items():
+        builder = builder.config(key, value)
     session = (
-        SparkSession.builder.master("local[2]")
-        .appName("colstats tests")
-        .config("spark.sql.shuffle.partitions", "2")
+        builder.config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.sql.session.timeZone", "America/Los_Angeles")

@@ -42,6 +42,7 @@ from job_checks import (
 from pyspark.sql import SparkSession
 
 from metastore.job import __main__ as job_main
+from metastore.job.analyze import SESSION_SETTINGS
 
 pytestmark = [
     pytest.mark.spark,
@@ -425,3 +426,17 @@ def test_spark_submit_runs_the_job_file(client: Any, server: RunningServer, tmp_
     for part, objs in partition_stats(client, db, "t", SMALL).items():
         check_objs(objs, by_part[part], SMALL, part)
     check_objs(table_stats(client, db, "t", SMALL), whole, SMALL, "table")
+
+
+def test_python_workers_get_the_allocator_settings_of_the_session(spark: SparkSession) -> None:
+    """SESSION_SETTINGS, which the job's own session sets (and this test session too), reach
+    the environment of the Python workers, where glibc reads them when a worker starts."""
+    names = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+    found = (
+        spark.sparkContext.parallelize(range(2), 2)
+        .map(lambda _: [os.environ.get(name) for name in names])
+        .collect()
+    )
+    expected = [SESSION_SETTINGS[f"spark.executorEnv.{name}"] for name in names]
+    assert expected == [str(32 << 20), str(128 << 20)]
+    assert found == [expected, expected]

@@ -224,7 +224,7 @@ def _positive(text: str | None) -> int | None:
     if not text:  # as most partitions say: spared a raised ValueError
         return None
     try:
-        value = int((text or "").strip())
+        value = int(text.strip())
     except ValueError:
         return None
     return value if value > 0 else None

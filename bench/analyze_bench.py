@@ -175,16 +175,15 @@ def side_by_side(args: argparse.Namespace) -> None:
         data = Path(tmp) / "data"
         print(f"generating {args.rows:,} rows in {args.partitions} partitions ...")
         generate(data, args.rows, args.partitions)
-        builder = (
+        spark = (
             SparkSession.builder.master("local[*]")
             .appName("analyze bench")
             .config("spark.sql.warehouse.dir", str(Path(tmp) / "warehouse"))
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
+            .config(map=analyze.SESSION_SETTINGS)
+            .getOrCreate()
         )
-        for key, value in analyze.SESSION_SETTINGS.items():
-            builder = builder.config(key, value)
-        spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR")
         spark.sql(f"CREATE TABLE bench USING parquet LOCATION '{data}'")
         spark.sql("MSCK REPAIR TABLE bench")

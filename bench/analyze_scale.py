@@ -80,14 +80,13 @@ def child(data: str, uri: str, table: str, driver_memory: str) -> int:
     builder = SparkSession.builder.master("local[*]")
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
-    builder = (
+    spark = (
         builder.appName("analyze scale bench")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        .config(map=analyze.SESSION_SETTINGS)
+        .getOrCreate()
     )
-    for key, value in analyze.SESSION_SETTINGS.items():
-        builder = builder.config(key, value)
-    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     logging.getLogger("metastore").setLevel(logging.ERROR)
     jvm_pid = int(spark.sparkContext._jvm.ProcessHandle.current().pid())  # type: ignore[union-attr]

@@ -179,11 +179,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     warehouse = tmp_path_factory.mktemp("warehouse")
-    builder = SparkSession.builder.master("local[2]").appName("colstats tests")
-    for key, value in SESSION_SETTINGS.items():
-        builder = builder.config(key, value)
     session = (
-        builder.config("spark.sql.shuffle.partitions", "2")
+        SparkSession.builder.master("local[2]")
+        .appName("colstats tests")
+        .config(map=SESSION_SETTINGS)
+        .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.sql.session.timeZone", "America/Los_Angeles")

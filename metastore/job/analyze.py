@@ -441,7 +441,7 @@ def _show(value: Any) -> str:
 #   them back when it is freed. The statistics allocate a few arrays of a batch's size per
 #   column; a page fault on every 4 KiB of them was a third of the time spent computing on
 #   a virtual machine (bench/README.md). Other allocators ignore these variables.
-SESSION_SETTINGS = {
+SESSION_SETTINGS: dict[str, bool | float | int | str | None] = {  # as builder.config(map=) takes
     "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
     "spark.executorEnv.MALLOC_MMAP_THRESHOLD_": str(32 << 20),
     "spark.executorEnv.MALLOC_TRIM_THRESHOLD_": str(128 << 20),
@@ -454,7 +454,6 @@ def spark_session() -> SparkSession:
 
     # Python workers must import this package: by default they run this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName("colstats analyze")
-    for key, value in SESSION_SETTINGS.items():
-        builder = builder.config(key, value)
-    return builder.getOrCreate()
+    return (
+        SparkSession.builder.appName("colstats analyze").config(map=SESSION_SETTINGS).getOrCreate()
+    )

@@ -267,7 +267,7 @@ def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: i
     by_partition = partials.reduceByKey(Partial.merge, spread).persist(StorageLevel.DISK_ONLY)
     columns = by_partition.flatMap(lambda item: item[1].by_column())
     table = Partial()
-    reducers = max(1, min(spread, partials.context.defaultParallelism))
+    reducers = min(spread, partials.context.defaultParallelism)
     with task_errors():
         for _, partial in columns.reduceByKey(Partial.merge, reducers).collect():
             table.merge(partial)

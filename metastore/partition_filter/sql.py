@@ -284,9 +284,10 @@ class SqlBuilder:
         for conjunct in conjuncts:
             if isinstance(conjunct, Compare | In | Like | Between):
                 by_key.setdefault(self.keys[conjunct.key.lower()][0], []).append(conjunct)
+        kinds = {idx: key_kind(hive_type) for idx, hive_type in self.keys.values()}
         for idx in sorted(by_key):
             stored = m.PartitionKeyValue.__table__.alias(f"ix{idx}")
-            copies = [self._copy(c, stored.c.PART_KEY_VAL) for c in by_key[idx]]
+            copies = [self._copy(c, kinds[idx], stored.c.PART_KEY_VAL) for c in by_key[idx]]
             found = [c for c in copies if c is not None]
             if any(not takes_default for _, takes_default in found):
                 semi_join = select(stored.c.PART_ID).where(
@@ -296,22 +297,29 @@ class SqlBuilder:
         return []
 
     def _copy(
-        self, flt: Compare | In | Like | Between, text: ColumnElement[str]
+        self, flt: Compare | In | Like | Between, kind: KeyKind | None, text: ColumnElement[str]
     ) -> tuple[ColumnElement[bool], bool] | None:
-        """For a comparison that the stored text of its key answers: the comparison on
-        TEXT (that key's PART_KEY_VAL) and whether the default partition's name passes it
-        (an integral key's never does)."""
+        """For a comparison that the stored text of its key (of KIND) answers: the
+        comparison on TEXT (that key's PART_KEY_VAL) and whether the default partition's
+        name passes it (an integral key's never does)."""
         default = DEFAULT_PARTITION_VALUE
+        if kind == "integer":
+            match flt:
+                case Compare(key, "=", literal):
+                    return self._spells_integer(text, key, [literal]), False
+                case In(key, values, False):
+                    return self._spells_integer(text, key, values), False
+            return None
+        if kind != "string":
+            return None
         match flt:
-            case Compare(key, op, StringValue(value)) if op != "!=" and self._is(key, "string"):
+            case Compare(_, op, StringValue(value)) if op != "!=":
                 ordered = text if op == "=" else self.dialect.byte_order(text)
                 return _compare(ordered, op, value), _compare_texts(default, op, value)
-            case In(key, values, False) if self._is(key, "string") and all(
-                isinstance(v, StringValue) for v in values
-            ):
+            case In(_, values, False) if all(isinstance(v, StringValue) for v in values):
                 listed = [v.value for v in values if isinstance(v, StringValue)]
                 return text.in_(listed), default in listed
-            case Like(key, StringValue(pattern)) if self._is(key, "string"):
+            case Like(_, StringValue(pattern)):
                 parts = like_parts(pattern)
                 copy = self.dialect.matches(text, parts)
                 prefix = parts[0] if parts and isinstance(parts[0], str) else ""
@@ -319,19 +327,9 @@ class SqlBuilder:
                     ordered = self.dialect.byte_order(text)
                     copy = and_(copy, ordered >= prefix, ordered < _after(prefix))
                 return copy, _like_matches(default, parts)
-            case Between(key, StringValue(low), StringValue(high), False) if self._is(
-                key, "string"
-            ):
+            case Between(_, StringValue(low), StringValue(high), False):
                 return self.dialect.byte_order(text).between(low, high), low <= default <= high
-            case Compare(key, "=", value) if self._is(key, "integer"):
-                return self._spells_integer(text, key, [value]), False
-            case In(key, values, False) if self._is(key, "integer"):
-                return self._spells_integer(text, key, values), False
         return None
-
-    def _is(self, name: str, kind: KeyKind) -> bool:
-        """Key NAME (a key of the table: `condition` checked it) is of KIND."""
-        return key_kind(self.keys[name.lower()][1]) == kind
 
     def _spells_integer(
         self, text: ColumnElement[str], key: str, values: Sequence[Value]

@@ -31,7 +31,7 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger("metastore.job")
+_Item = TypeVar("_Item")
 
 
 @dataclass
@@ -247,19 +248,18 @@ def _write(
     written = 0
     added = altered = 0
     if plan.partition_keys:
-        batches = _batches(_with_named_empty(merged, plan, specs, source), options.batch_size)
-        for batch in batches:
-            entries = [
-                writer.column_stats(plan, name, _objs(plan, partial), options.engine)
-                for name, partial in batch
-            ]
-            basic = {name: _basic(partial, measured) for name, partial in batch}
+        # Each Partial becomes what is written as it arrives, and is dropped: unpickled, its
+        # sparse sketches take about ten times the memory of their serialized form.
+        converted = (
+            _partition_stats(plan, name, partial, measured, options, share)
+            for name, partial in _with_named_empty(merged, plan, specs, source)
+        )
+        for batch in _batches(converted, options.batch_size):
+            basic = {name: stats for name, stats, _ in batch}
+            entries = [entry for _, _, entry in batch]
             new, changed = writer.write_partitions(client, plan, basic, entries, options.engine)
             added, altered, written = added + new, altered + changed, written + len(batch)
             log.info("wrote partition statistics: %d partition(s)", written)
-            if options.skew is not None:
-                for name, partial in batch:
-                    _log_skew(name, partial, share)
         if added or altered:
             log.info("registered %d partition(s), updated %d stored one(s)", added, altered)
         if incremental or specs:
@@ -320,9 +320,22 @@ def _with_named_empty(
         yield name, empty
 
 
-def _batches(
-    items: Iterable[tuple[str, Partial]], size: int
-) -> Iterable[list[tuple[str, Partial]]]:
+def _partition_stats(
+    plan: Plan,
+    name: str,
+    partial: Partial,
+    measured: bool,
+    options: AnalyzeOptions,
+    share: float,
+) -> tuple[str, dict[str, str], t.ColumnStatistics]:
+    """Partition NAME's basic and column statistics, as written; its skewed values logged."""
+    if options.skew is not None:
+        _log_skew(name, partial, share)
+    entry = writer.column_stats(plan, name, _objs(plan, partial), options.engine)
+    return name, _basic(partial, measured), entry
+
+
+def _batches(items: Iterable[_Item], size: int) -> Iterable[list[_Item]]:
     iterator = iter(items)
     while batch := list(itertools.islice(iterator, size)):
         yield batch
@@ -440,9 +453,17 @@ def _show(value: Any) -> str:
 #   arrays below 32 MiB from it, instead of mapping fresh pages for each array and giving
 #   them back when it is freed. The statistics allocate a few arrays of a batch's size per
 #   column; a page fault on every 4 KiB of them was a third of the time spent computing on
-#   a virtual machine (bench/README.md). Other allocators ignore these variables.
+#   a virtual machine (bench/README.md). Other allocators ignore these variables;
+# * shuffles written by the sort-based writers, never by the "bypass" writer. With up to
+#   200 reducers, Spark's default, a map task of the bypass writer opens a file, buffers and
+#   a serializer (a Kryo instance, several hundred KB to build) per reducer at once: the
+#   partition-level merge has a reducer per write batch, so at 10,000 partitions each map
+#   task built a hundred of them, and the driver's JVM in local mode peaked 40-160 MB
+#   higher (bench/README.md). The job's shuffles carry few records, large ones (pickled
+#   Partials), so the sort costs nothing.
 SESSION_SETTINGS: dict[str, bool | float | int | str | None] = {  # as builder.config(map=) takes
     "spark.sql.execution.arrow.maxRecordsPerBatch": "100000",
+    "spark.shuffle.sort.bypassMergeThreshold": "0",
     "spark.executorEnv.MALLOC_MMAP_THRESHOLD_": str(32 << 20),
     "spark.executorEnv.MALLOC_TRIM_THRESHOLD_": str(128 << 20),
 }

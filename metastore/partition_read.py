@@ -52,6 +52,8 @@ from metastore.partition_filter import text_in_byte_order
 PARTITIONS = m.Partition.__table__
 _SDS = m.StorageDescriptor.__table__
 _SERDES = m.SerDe.__table__
+_TBLS = m.Table.__table__
+_DBS = m.Database.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
@@ -69,6 +71,56 @@ def partition_names(
     """The names of the partitions SELECTION selects, in the order of `partition_structs`."""
     names = _ordered(s, selection, limit).with_only_columns(PARTITIONS.c.PART_NAME)
     return list(s.scalars(names))
+
+
+def names_by_values(
+    s: Session,
+    catalog: str,
+    db_name: str,
+    table_name: str,
+    values: Sequence[str | None],
+    limit: int | None = None,
+) -> list[str]:
+    """The names of the partitions of table DB_NAME.TABLE_NAME (of CATALOG) whose key i has
+    VALUES[i] for every non-empty VALUES[i] (a partial specification), ordered and limited
+    as `partition_names`: one statement, the table's lookup included, built once per
+    pattern of empty and non-empty values. An unknown table gives no names, as a table
+    without such partitions does; more values than keys are not checked."""
+    filled = tuple(index for index, value in enumerate(values) if value)
+    limited = limit is not None and limit >= 0
+    params: dict[str, Any] = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
+    params.update({f"value{index}": values[index] for index in filled})
+    if limited:
+        params["limit"] = limit
+    statement = _names_by_values(s.get_bind().dialect.name, filled, limited)
+    return list(s.scalars(statement, params))
+
+
+@functools.lru_cache(maxsize=64)
+def _names_by_values(dialect: str, filled: tuple[int, ...], limited: bool) -> Select[tuple[str]]:
+    """The statement of `names_by_values` for the keys FILLED (indexes of non-empty values)."""
+    p, tables, dbs = PARTITIONS.c, _TBLS.c, _DBS.c
+    query = (
+        select(p.PART_NAME)
+        .join_from(PARTITIONS, _TBLS, tables.TBL_ID == p.TBL_ID)
+        .join_from(_TBLS, _DBS, dbs.DB_ID == tables.DB_ID)
+        .where(
+            dbs.CTLG_NAME == bindparam("catalog"),
+            dbs.NAME == bindparam("db_name"),
+            tables.TBL_NAME == bindparam("table_name"),
+        )
+    )
+    for index in filled:
+        key_value = m.PartitionKeyValue.__table__.alias(f"ps{index}")
+        query = query.join_from(
+            PARTITIONS,
+            key_value,
+            (key_value.c.PART_ID == p.PART_ID)
+            & (key_value.c.INTEGER_IDX == index)
+            & (key_value.c.PART_KEY_VAL == bindparam(f"value{index}")),
+        )
+    query = query.order_by(text_in_byte_order(p.PART_NAME, dialect))
+    return query.limit(bindparam("limit", type_=Integer)) if limited else query
 
 
 def _ordered(s: Session, selection: Select[tuple[int]], limit: int | None) -> Select[tuple[int]]:

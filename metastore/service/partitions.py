@@ -316,7 +316,7 @@ class PartitionCalls(ServiceBase):
         database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
         return partition_read.partition_structs(s, database, table, found, max_parts)
 
-    @call(write=False)
+    @call(write=False, one_query=True)
     def get_partition_names_ps(
         self,
         s: Session,
@@ -325,8 +325,20 @@ class PartitionCalls(ServiceBase):
         part_vals: list[str] | None,
         max_parts: int,
     ) -> list[str]:
-        _, _, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return partition_read.partition_names(s, found, max_parts)
+        """One statement when it finds names, the table's lookup included (Trino lists a
+        partition's names this way for every query). A name has a component per key, so
+        the first one tells whether more values than keys were given; without names, the
+        general path tells an unknown table or too many values from no partitions."""
+        values = list(part_vals or [])
+        catalog, db = naming.split_catalog(db_name)
+        if db and tbl_name:
+            found = partition_read.names_by_values(
+                s, catalog, naming.identifier(db), naming.identifier(tbl_name), values, max_parts
+            )
+            if found and len(values) <= found[0].count("/") + 1:
+                return found
+        _, _, selection = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return partition_read.partition_names(s, selection, max_parts)
 
     @call(write=False)
     def get_partition_with_auth(

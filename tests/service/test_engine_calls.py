@@ -199,6 +199,44 @@ def test_partial_specifications(client: Client, db_name: str) -> None:
         client.get_partitions_ps(f"{db_name}_missing", "t", [], -1)
 
 
+def test_partition_names_of_partial_specifications(client: Client, db_name: str) -> None:
+    """get_partition_names_ps answers in one statement when it finds names, and as the other
+    partial specification calls otherwise: the same names, limits and errors."""
+    two_keys(client, db_name)
+
+    def names(db: str, tbl: str, values: list[str] | None, limit: int) -> list[str]:
+        found: list[str] = client.get_partition_names_ps(db, tbl, values, limit)
+        return found
+
+    assert names(db_name, "t", ["2024-01-01", ""], -1) == [
+        "ds=2024-01-01/hr=1",
+        "ds=2024-01-01/hr=2",
+    ]
+    assert names(db_name.upper(), "T", ["", "1"], -1) == [
+        "ds=2024-01-01/hr=1",
+        "ds=2024-01-02/hr=1",
+    ]
+    assert names(f"@hive#{db_name}", "t", ["2024-01-02", "1"], -1) == ["ds=2024-01-02/hr=1"]
+    assert names(db_name, "t", ["a/b"], 1) == ["ds=a%2Fb/hr=3"]
+    assert names(db_name, "t", ["", ""], 0) == []
+    assert names(db_name, "t", ["nope"], -1) == []
+    assert names(db_name, "t", None, -1) == names(db_name, "t", [], -1)
+    # More values than keys, whether or not partitions match the first ones.
+    for values in (["2024-01-01", "1", ""], ["2024-01-01", "", "", ""], ["nope", "1", "x"]):
+        with pytest.raises(
+            t.MetaException, match=f"{len(values)} partition values given for the 2"
+        ):
+            names(db_name, "t", values, -1)
+    with pytest.raises(t.NoSuchObjectException, match="does not exist"):
+        names(db_name, "missing", [], -1)
+    with pytest.raises(t.NoSuchObjectException, match="does not exist"):
+        names(f"{db_name}_missing", "t", ["2024-01-01"], -1)
+    client.create_table(table(db_name, "flat"))
+    assert names(db_name, "flat", [], -1) == []
+    with pytest.raises(t.MetaException, match="1 partition values given for the 0"):
+        names(db_name, "flat", ["x"], -1)
+
+
 def test_append_and_add_with_environment_context(client: Client, db_name: str) -> None:
     two_keys(client, db_name)
     appended = client.append_partition(db_name, "t", ["2024-02-01", "0"])

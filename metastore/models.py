@@ -35,6 +35,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     false,
+    text,
 )
 from sqlalchemy import Table as SaTable
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -232,11 +233,23 @@ class Partition(Base):
     WRITE_ID: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
 
+BYTE_ORDER_INDEX = "PARTITION_KEY_VALS_BYTE_ORDER_IDX"
+"""PostgreSQL's index of partition key values in byte order (schema 0004)."""
+
+
 class PartitionKeyValue(Base):
     __tablename__ = "PARTITION_KEY_VALS"
     # Partial specifications (get_partition_names_ps, get_partitions_ps) start from the
     # partitions that have a key's value, not from every partition of the table.
-    __table_args__ = (Index(None, "INTEGER_IDX", "PART_KEY_VAL"),)
+    # Filters compare string keys in byte order, as HMS's Java strings; on PostgreSQL that is
+    # COLLATE "C", which the first index (in the database's collation) cannot serve for a
+    # range or a `like` prefix: the second one can. SQLite compares bytes anyway.
+    __table_args__ = (
+        Index(None, "INTEGER_IDX", "PART_KEY_VAL"),
+        Index(BYTE_ORDER_INDEX, "INTEGER_IDX", text('"PART_KEY_VAL" COLLATE "C"')).ddl_if(
+            dialect="postgresql"
+        ),
+    )
 
     PART_ID: Mapped[int] = mapped_column(
         Id, ForeignKey("PARTITIONS.PART_ID", ondelete="CASCADE"), primary_key=True

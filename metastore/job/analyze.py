@@ -456,7 +456,7 @@ def _show(value: Any) -> str:
 #   a virtual machine (bench/README.md). Other allocators ignore these variables;
 # * shuffles written by the sort-based writers, never by the "bypass" writer. With up to
 #   200 reducers, Spark's default, a map task of the bypass writer opens a file, buffers and
-#   a serializer (a Kryo instance, several hundred KB to build) per reducer at once: the
+#   a serializer (a Kryo instance, about 180 KB of allocations to build) per reducer: the
 #   partition-level merge has a reducer per write batch, so at 10,000 partitions each map
 #   task built a hundred of them, and the driver's JVM in local mode peaked 40-160 MB
 #   higher (bench/README.md). The job's shuffles carry few records, large ones (pickled

@@ -236,8 +236,7 @@ def schema_differences(url: str) -> list[str]:
 
     def compared(obj: Any, name: str | None, kind: str, reflected: bool, other: Any) -> bool:
         # An index on an expression (a collation) reflects as one on the bare column on
-        # PostgreSQL, and not at all on SQLite: Alembic cannot compare it
-        # (tests/test_schema.py checks it on its own).
+        # PostgreSQL, and not at all on SQLite: Alembic cannot compare it (checked below).
         return not (kind == "index" and name == BYTE_ORDER_INDEX)
 
     engine = sa.create_engine(url)
@@ -252,9 +251,32 @@ def schema_differences(url: str) -> list[str]:
                     "include_object": compared,
                 },
             )
-            return [str(diff) for diff in compare_metadata(context, Base.metadata)]
+            differences = [str(diff) for diff in compare_metadata(context, Base.metadata)]
+            if conn.dialect.name == "postgresql":
+                differences += _byte_order_index_problems(conn, BYTE_ORDER_INDEX)
+            return differences
     finally:
         engine.dispose()
+
+
+def _byte_order_index_problems(conn: sa.Connection, name: str) -> list[str]:
+    """What is wrong with PostgreSQL's index NAME of key values in byte order (schema 0004):
+    missing, another definition, or left invalid by a concurrent build that failed."""
+    found = conn.execute(
+        sa.text(
+            "SELECT pg_get_indexdef(i.indexrelid), i.indisvalid FROM pg_index i "
+            "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = :name"
+        ),
+        {"name": name},
+    ).first()
+    if found is None:
+        return [f"index {name} is missing"]
+    definition, valid = found
+    if not definition.endswith('("INTEGER_IDX", "PART_KEY_VAL" COLLATE "C")'):
+        return [f"index {name} is not on key values in byte order: {definition}"]
+    if not valid:
+        return [f"index {name} is invalid (a concurrent build failed): drop it and upgrade"]
+    return []
 
 
 def head_revision() -> str | None:

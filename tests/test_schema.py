@@ -77,6 +77,12 @@ def test_key_values_have_an_index_in_byte_order_on_postgresql(database_url: str)
                     ).bindparams(low="2024-07", high="2024-08")
                 ).all()
                 assert any(BYTE_ORDER_INDEX in line for line in plan), plan
+                conn.rollback()
+                conn.execute(sa.text(f'DROP INDEX "{BYTE_ORDER_INDEX}"'))
+                conn.commit()
+                assert db.schema_differences(database_url) == [
+                    f"index {BYTE_ORDER_INDEX} is missing"
+                ]
             else:
                 names = [i["name"] for i in sa.inspect(conn).get_indexes("PARTITION_KEY_VALS")]
                 assert BYTE_ORDER_INDEX not in names

@@ -331,14 +331,17 @@ class PartitionCalls(ServiceBase):
         general path tells an unknown table or too many values from no partitions."""
         values = list(part_vals or [])
         catalog, db = naming.split_catalog(db_name)
-        if db and tbl_name:
-            found = partition_read.names_by_values(
+        found = (
+            partition_read.names_by_values(
                 s, catalog, naming.identifier(db), naming.identifier(tbl_name), values, max_parts
             )
-            if found and len(values) <= found[0].count("/") + 1:
-                return found
-        _, _, selection = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return partition_read.partition_names(s, selection, max_parts)
+            if db and tbl_name
+            else []
+        )
+        if not found or len(values) > found[0].count("/") + 1:
+            # Raises for an unknown table or too many values; else there were no names.
+            self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return found
 
     @call(write=False)
     def get_partition_with_auth(

@@ -23,12 +23,25 @@ INDEX = "PARTITION_KEY_VALS_BYTE_ORDER_IDX"
 
 
 def upgrade() -> None:
+    # Built CONCURRENTLY (outside a transaction): partitions can still be added while a
+    # large metastore's index is built.
     if op.get_bind().dialect.name == "postgresql":
-        op.create_index(
-            INDEX, "PARTITION_KEY_VALS", ["INTEGER_IDX", sa.text('"PART_KEY_VAL" COLLATE "C"')]
-        )
+        with op.get_context().autocommit_block():
+            op.create_index(
+                INDEX,
+                "PARTITION_KEY_VALS",
+                ["INTEGER_IDX", sa.text('"PART_KEY_VAL" COLLATE "C"')],
+                postgresql_concurrently=True,
+                if_not_exists=True,
+            )
 
 
 def downgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
-        op.drop_index(INDEX, table_name="PARTITION_KEY_VALS")
+        with op.get_context().autocommit_block():
+            op.drop_index(
+                INDEX,
+                table_name="PARTITION_KEY_VALS",
+                postgresql_concurrently=True,
+                if_exists=True,
+            )

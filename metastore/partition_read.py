@@ -42,7 +42,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from hive_metastore_thrift import ttypes as t
 from metastore import models as m
@@ -110,16 +110,11 @@ def _names_by_values(dialect: str, filled: tuple[int, ...], limited: bool) -> Se
             tables.TBL_NAME == bindparam("table_name"),
         )
     )
-    for index in filled:
-        key_value = m.PartitionKeyValue.__table__.alias(f"ps{index}")
-        query = query.join_from(
-            PARTITIONS,
-            key_value,
-            (key_value.c.PART_ID == p.PART_ID)
-            & (key_value.c.INTEGER_IDX == index)
-            & (key_value.c.PART_KEY_VAL == bindparam(f"value{index}")),
-        )
-    query = query.order_by(text_in_byte_order(p.PART_NAME, dialect))
+    values: list[BindParameter[str] | None] = [
+        bindparam(f"value{index}") if index in filled else None
+        for index in range(max(filled, default=-1) + 1)
+    ]
+    query = store.with_values(query, values).order_by(text_in_byte_order(p.PART_NAME, dialect))
     return query.limit(bindparam("limit", type_=Integer)) if limited else query
 
 

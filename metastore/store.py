@@ -5,13 +5,16 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from sqlalchemy import Select, bindparam, delete, func, select, text
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import ColumnElement, KeyedColumnElement
+from sqlalchemy.sql.elements import BindParameter, ColumnElement, KeyedColumnElement
 
 from metastore import models as m
 from metastore.partition_filter import text_in_byte_order
+
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 # ------------------------------------------------------------------------------------------
 # Databases
@@ -489,13 +492,16 @@ def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[
     )
 
 
-def with_values(selection: Select[tuple[int]], values: Sequence[str | None]) -> Select[tuple[int]]:
+def with_values(
+    selection: Select[_Row], values: Sequence[str | BindParameter[str] | None]
+) -> Select[_Row]:
     """SELECTION (a query over PARTITIONS) restricted to the partitions whose key i has
     VALUES[i], for every non-empty VALUES[i] (a partial specification: an empty value or a
-    missing one at the end matches any)."""
+    missing one at the end matches any). A value may be a bound parameter, for a statement
+    built once."""
     partitions = m.Partition.__table__.c
     for index, value in enumerate(values):
-        if value:
+        if value is not None and not (isinstance(value, str) and not value):
             key_value = m.PartitionKeyValue.__table__.alias(f"ps{index}")
             selection = selection.join_from(
                 m.Partition.__table__,

@@ -501,7 +501,7 @@ def with_values(
     built once."""
     partitions = m.Partition.__table__.c
     for index, value in enumerate(values):
-        if value is not None and not (isinstance(value, str) and not value):
+        if isinstance(value, BindParameter) or value:  # a clause has no truth value
             key_value = m.PartitionKeyValue.__table__.alias(f"ps{index}")
             selection = selection.join_from(
                 m.Partition.__table__,

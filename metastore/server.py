@@ -441,10 +441,7 @@ class MetastoreServer:
         try:
             unit = client.codec.next_message()
         except ProtocolError as e:
-            if e.reply:
-                with contextlib.suppress(OSError):
-                    client.sock.send(e.reply)
-            self._refuse(client, e.reason, "bad_input")
+            self._refuse(client, e.reason, "bad_input", reply=e.reply)
             return
         now = time.monotonic()
         if unit is None:
@@ -522,9 +519,14 @@ class MetastoreServer:
             log.debug("%s closed the connection", client.peer)
         self._close(client)
 
-    def _refuse(self, client: _Client, reason: str, counter: str) -> None:
+    def _refuse(self, client: _Client, reason: str, counter: str, reply: bytes = b"") -> None:
+        """Log and count the refusal, then send REPLY (the peer's last word) and close. The
+        record comes first: a client may act on REPLY at once, before the connection closes."""
         log.warning("%s: %s; connection closed", client.peer, reason)
         self.counters.add(counter)
+        if reply:
+            with contextlib.suppress(OSError):
+                client.sock.send(reply)
         self._close(client)
 
     def _watch(self, client: _Client, events: int = selectors.EVENT_READ) -> None:

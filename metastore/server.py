@@ -348,12 +348,12 @@ class MetastoreServer:
                 return
             peer = f"{address[0]}:{address[1]}"
             if len(self._clients) >= self._max_connections:
-                self.counters.add("refused_at_limit")
-                sock.close()
                 self._limit_warning(
                     f"connection from {peer} closed: max_connections "
                     f"({self._max_connections}) are open"
                 )
+                self.counters.add("refused_at_limit")
+                sock.close()
                 continue
             self.counters.add("accepted")
             self._start(sock, peer)

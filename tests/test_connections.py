@@ -121,10 +121,10 @@ def test_thousands_of_idle_connections_do_not_delay_a_new_client(
 def test_idle_connections_are_closed_after_the_idle_timeout(
     running: Callable[..., RunningServer],
 ) -> None:
-    server = running(idle_timeout=0.6)
+    server = running(idle_timeout=2.0)
     idle = _raw(server.port)
     busy, transport = connect(server.port)
-    for _ in range(8):  # a client that calls more often than the timeout stays connected
+    for _ in range(14):  # a client that calls more often than the timeout stays connected
         busy.get_all_databases()
         time.sleep(0.2)
     assert _closed_by_server(idle, within=5)
@@ -197,14 +197,20 @@ def test_requests_over_the_limits_are_refused(
     assert any("exceeds max_container_size (100)" in m for m in messages)
 
 
-def _slow_lookups(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+def _held_lookups(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Database lookups that wait (up to 30 s) for the second event once they have set the
+    first: a call the test holds in progress for as long as it needs, however slow the
+    machine."""
+    entered, release = threading.Event(), threading.Event()
     find = store.find_database
 
-    def slow(*args: Any, **kwargs: Any) -> Any:
-        time.sleep(seconds)
+    def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        release.wait(30)
         return find(*args, **kwargs)
 
-    monkeypatch.setattr(store, "find_database", slow)
+    monkeypatch.setattr(store, "find_database", held)
+    return entered, release
 
 
 def test_a_client_gone_mid_call_is_one_warning(
@@ -213,10 +219,13 @@ def test_a_client_gone_mid_call_is_one_warning(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     server = running()
-    _slow_lookups(monkeypatch, 0.5)
+    entered, release = _held_lookups(monkeypatch)
     sock = _raw(server.port)
     sock.sendall(GET_DATABASE)
+    assert entered.wait(10)
     sock.close()
+    time.sleep(0.2)  # the FIN reaches the server before the reply is ready
+    release.set()
     deadline = time.monotonic() + 10
     while server.server.counters.snapshot()["disconnected"] == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -256,14 +265,17 @@ def test_stop_lets_a_call_in_progress_send_its_reply(
     server = RunningServer(sqlite_url, Settings())
     client, transport = connect(server.port)
     client.create_database(database(db_name))
-    _slow_lookups(monkeypatch, 1.0)
+    entered, release = _held_lookups(monkeypatch)
     got: list[Any] = []
     caller = threading.Thread(target=lambda: got.append(client.get_database(db_name)))
     caller.start()
-    time.sleep(0.3)
-    server.stop()
+    assert entered.wait(10)
+    server.server.stop()  # returns at once
+    time.sleep(0.3)  # the server drains while the call is held
+    release.set()
     caller.join(timeout=10)
     transport.close()
+    server.stop()  # joins the server's thread
     assert [d.name for d in got] == [db_name]
     assert not server.thread.is_alive()
 
@@ -329,8 +341,11 @@ def test_a_flood_of_malformed_frames_costs_one_line_each_and_no_memory(tmp_path:
     try:
         _wait_for_port(port, process)
         frames = _bad_frames()
+        at_start = len(_warnings(log))
         _send_bad(port, frames, 400)  # warm up: allocator pools, logging, imports
-        time.sleep(0.5)
+        deadline = time.monotonic() + 10  # the last one was closed without waiting
+        while len(_warnings(log)) < at_start + 400 and time.monotonic() < deadline:
+            time.sleep(0.05)
         rss_before, lines_before = _rss_kb(process.pid), len(_warnings(log))
         flood = 3_000
         started = time.perf_counter()

@@ -14,8 +14,9 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -143,6 +144,17 @@ def connect(
     client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
     transport.open()
     return client, transport
+
+
+def wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
+    """Whether CONDITION holds within SECONDS (polled): for what a server thread or process
+    does after the client has seen its part."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 @pytest.fixture(scope="module")

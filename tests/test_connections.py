@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import RunningServer, connect
+from conftest import RunningServer, connect, wait_for
 from metadata_builders import database
 from test_wire import encode
 from thrift.Thrift import TMessageType
@@ -226,9 +226,7 @@ def test_a_client_gone_mid_call_is_one_warning(
     sock.close()
     time.sleep(0.2)  # the FIN reaches the server before the reply is ready
     release.set()
-    deadline = time.monotonic() + 10
-    while server.server.counters.snapshot()["disconnected"] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: server.server.counters.snapshot()["disconnected"] >= 1, 10)
     lines = [r for r in caplog.records if "disconnected during get_database" in r.message]
     assert len(lines) == 1 and lines[0].levelno == logging.WARNING
     assert lines[0].exc_info is None
@@ -237,9 +235,7 @@ def test_a_client_gone_mid_call_is_one_warning(
     sock.sendall(GET_DATABASE[:20])
     time.sleep(0.2)
     sock.close()
-    deadline = time.monotonic() + 10
-    while server.server.counters.snapshot()["disconnected"] < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: server.server.counters.snapshot()["disconnected"] >= 2, 10)
     assert any(
         "closed the connection in the middle of a request (20 bytes received)" in r.message
         for r in caplog.records
@@ -343,17 +339,14 @@ def test_a_flood_of_malformed_frames_costs_one_line_each_and_no_memory(tmp_path:
         frames = _bad_frames()
         at_start = len(_warnings(log))
         _send_bad(port, frames, 400)  # warm up: allocator pools, logging, imports
-        deadline = time.monotonic() + 10  # the last one was closed without waiting
-        while len(_warnings(log)) < at_start + 400 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # The last one was closed without waiting for its warning.
+        wait_for(lambda: len(_warnings(log)) >= at_start + 400, 10)
         rss_before, lines_before = _rss_kb(process.pid), len(_warnings(log))
         flood = 3_000
         started = time.perf_counter()
         _send_bad(port, frames, flood)
         elapsed = time.perf_counter() - started
-        deadline = time.monotonic() + 10
-        while len(_warnings(log)) < lines_before + flood and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_for(lambda: len(_warnings(log)) >= lines_before + flood, 10)
         rss_after = _rss_kb(process.pid)
         client, transport = connect(port)
         assert isinstance(client.get_all_databases(), list)  # still serving

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import RunningServer, connect
+from conftest import RunningServer, connect, wait_for
 from java_tools import unavailable
 from metadata_builders import database
 from pg_cluster import PrivateCluster, postgres_bin
@@ -68,15 +68,6 @@ def _writer(
     return run
 
 
-def _wait_for(condition: Callable[[], bool], seconds: float = 60) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.mark.postgres
 def test_a_postgres_restart_under_concurrent_writes_loses_no_acknowledged_write() -> None:
     bin_dir = postgres_bin()
@@ -99,12 +90,12 @@ def test_a_postgres_restart_under_concurrent_writes_loses_no_acknowledged_write(
         ]
         for thread in threads:
             thread.start()
-        _wait_for(lambda: len(acked) >= 20)
+        wait_for(lambda: len(acked) >= 20)
         before = len(acked)
         took = cluster.restart()
         after_restart = len(acked)
         # Until the writers have been acknowledged again (however slow the machine).
-        recovered = _wait_for(lambda: len(acked) >= after_restart + 20)
+        recovered = wait_for(lambda: len(acked) >= after_restart + 20)
         stop.set()
         for thread in threads:
             thread.join(timeout=60)

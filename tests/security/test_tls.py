@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import RunningServer, connect
+from conftest import RunningServer, connect, wait_for
 from metadata_builders import database
 from pki import Pki
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
@@ -162,8 +162,6 @@ def test_a_port_scan_of_the_tls_listener_is_no_warning(
         sock = TSocket.TSocket("127.0.0.1", server.port)
         sock.open()
         sock.close()
-    deadline = time.monotonic() + 5
-    while server.server.counters.snapshot()["accepted"] < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: server.server.counters.snapshot()["accepted"] >= 3, 5)
     time.sleep(0.2)
     assert [r for r in caplog.records if r.levelno >= logging.WARNING] == []

@@ -48,13 +48,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from analyze_scale import child, scale_run
 
-from metastore import db
 from metastore.config import Settings
+from metastore.hms.handler import Handler
+from metastore.hms.server import MetastoreServer
 from metastore.job import analyze, files, scan
 from metastore.job.options import AnalyzeOptions
-from metastore.server import MetastoreServer
-from metastore.service import Handler
-from metastore.vocabulary import union_member
+from metastore.store import migrate, transactions
+from metastore.thrift_stats import union_member
 
 COLUMNS = ["id", "amount", "price", "name", "day", "flag"]
 
@@ -189,9 +189,11 @@ def side_by_side(args: argparse.Namespace) -> None:
         spark.sql("MSCK REPAIR TABLE bench")
 
         url = f"sqlite:///{Path(tmp) / 'metastore.db'}"
-        db.upgrade(url)
-        engine = db.create_engine(url)
-        server = MetastoreServer(Handler(db.Transactions(engine), Settings()), "127.0.0.1", 0)
+        migrate.upgrade(url)
+        engine = transactions.create_engine(url)
+        server = MetastoreServer(
+            Handler(transactions.Transactions(engine), Settings()), "127.0.0.1", 0
+        )
         threading.Thread(target=server.serve_forever, daemon=True).start()
         options = AnalyzeOptions(
             table="bench.t", uri=f"thrift://127.0.0.1:{server.port}", path=str(data)

@@ -26,7 +26,7 @@ HMS_CONF = {
     "hive.async.log.enabled": "false",
     "datanucleus.connectionPoolingType": "DBCP",
     "hive.metastore.try.direct.sql": "true",
-    "hive.metastore.aggregate.stats.cache.enabled": "false",
+    "hive.metastore.stats.aggregate.stats.cache.enabled": "false",
 }
 HMS_START_TIMEOUT_S = 240.0
 

@@ -41,7 +41,7 @@ from timing import Plan, Timing, measure, progress
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import db
+from metastore.store import migrate
 
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DB, TABLE = "bench", "events"
@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 continue
             database = sqlite_database() if backend == "sqlite" else postgres_database(PG_ADMIN_URL)
             with database as url:
-                db.upgrade(url)
+                migrate.upgrade(url)
                 with our_server(url, Path(warehouse) / f"{backend}.json") as port:
                     results[backend] = run(backend, port, f"{warehouse}/{backend}", args)
         if "hms" in backends:

@@ -17,8 +17,8 @@ from rpc_workload import AGGR_READ, PARTS_READ, TABLE_READ, WRITE, Plans, Worklo
 from sqlalchemy.dialects import postgresql, sqlite
 from timing import Timing, measure, report_timing
 
-from metastore import models as m
-from metastore import stats_store
+from metastore.stats.rows import STATS_COLUMNS
+from metastore.store import models as m
 
 # ------------------------------------------------------------------------------------------
 # Raw SQL: what each call needs from the database, run with SQLAlchemy Core
@@ -50,8 +50,8 @@ CONFLICT_KEY = ("PART_ID", "COLUMN_NAME", "ENGINE")
 class RawSql:
     """The statements behind each call, on the server's database.
 
-    The reads are the SELECTs the server runs (stats_store.table_stats_by_name and
-    stats_store.partition_stats_by_name, the latter with the numRows join for get_aggr_stats_for),
+    The reads are the SELECTs the server runs (metastore.stats.queries.table_stats_by_name and
+    partition_stats_by_name, the latter with the numRows join for get_aggr_stats_for),
     fetched into Python tuples. The write looks the partition ids up by name and upserts the
     PARTS x COLS rows (INSERT ... ON CONFLICT DO UPDATE) in one transaction, in several ways:
     executemany of a one-row statement; multi-row VALUES statements (as many rows as
@@ -78,7 +78,7 @@ class RawSql:
         self._unnest = self._unnest_statement(rows)
 
     def _stats_columns(self, table: sa.Table) -> list[sa.Column[Any]]:
-        return [table.c[name] for name in stats_store.STATS_COLUMNS]
+        return [table.c[name] for name in STATS_COLUMNS]
 
     def _upsert_statement(self) -> Any:
         stmt: postgresql.Insert | sqlite.Insert = (

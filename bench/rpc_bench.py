@@ -44,10 +44,10 @@ from rpc_report import BackendResult, load, print_report
 from rpc_workload import CALLS, Plans, Workload, run_load
 from timing import Timing, progress, since
 
-from metastore import db
 from metastore.config import Settings
-from metastore.server import MetastoreServer
-from metastore.service import Handler
+from metastore.hms.handler import Handler
+from metastore.hms.server import MetastoreServer
+from metastore.store import migrate, transactions
 
 PG_ADMIN_URL = os.environ.get(
     "METASTORE_BENCH_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
@@ -111,9 +111,11 @@ def our_server(url: str, timings: Path) -> Iterator[int]:
 
 def serve(url: str, port: int, timings: Path) -> int:
     """The --serve mode: our server in this process, its handler clocked, until SIGTERM."""
-    engine = db.create_engine(url, pool_size=4)
+    engine = transactions.create_engine(url, pool_size=4)
     # The warehouse (the `default` database's folder) beside the timings, in a temp dir.
-    handler = Handler(db.Transactions(engine), Settings(warehouse=str(timings.parent / "wh")))
+    handler = Handler(
+        transactions.Transactions(engine), Settings(warehouse=str(timings.parent / "wh"))
+    )
     handler.ensure_default_database()
     clock = HandlerClock(handler)
     server = MetastoreServer(handler, "127.0.0.1", port, workers=8)
@@ -165,13 +167,13 @@ def raw_engine(url: str) -> sa.Engine:
     """An engine for the raw SQL: SQLite set up as the server's (WAL, foreign keys), and
     PostgreSQL without the server's connection pre-ping, so that only the SQL is timed."""
     if url.startswith("sqlite"):
-        return db.create_engine(url, pool_size=2)
+        return transactions.create_engine(url, pool_size=2)
     return sa.create_engine(url, pool_size=2)
 
 
 def bench_ours(backend: str, url: str, w: Workload, plans: Plans, warehouse: str) -> BackendResult:
     progress(f"{backend}: migrating {sa.make_url(url).render_as_string()}")
-    db.upgrade(url)
+    migrate.upgrade(url)
     engine = raw_engine(url)
     try:
         with tempfile.TemporaryDirectory(prefix="colstats-bench-") as tmp:

@@ -5,7 +5,7 @@ Identity. Each client connection has a `ConnectionContext` that the server makes
 who calls without the handler's methods taking an argument for it:
 
 * Kerberos: the authenticated principal (alice@REALM) and its short name (`alice`; see
-  metastore.sasl.short_name);
+  metastore.hms.sasl.short_name);
 * TLS with client certificates: the certificate's subject, and its common name as the user;
 * no authentication: the user the client claims. HMS clients claim one with `set_ugi(user,
   groups)` when SASL is off. **Hook for set_ugi:** its handler calls

@@ -29,10 +29,10 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
-from metastore import db
 from metastore.config import Settings
-from metastore.server import MetastoreServer
-from metastore.service import Handler
+from metastore.hms.handler import Handler
+from metastore.hms.server import MetastoreServer
+from metastore.store import migrate, transactions
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -92,7 +92,7 @@ def migrated_url(
 ) -> Iterator[str]:
     """A database with the schema, shared by the tests of a module, on each backend."""
     for url in empty_database(request.param, tmp_path_factory.mktemp("db")):
-        db.upgrade(url)
+        migrate.upgrade(url)
         yield url
 
 
@@ -103,9 +103,9 @@ class RunningServer:
     def __init__(self, url: str, settings: Settings) -> None:
         if settings.warehouse is None:  # never the user's data directory
             settings = dataclasses.replace(settings, warehouse=tempfile.mkdtemp(prefix="wh-"))
-        self.engine = db.create_engine(url, pool_size=4)
+        self.engine = transactions.create_engine(url, pool_size=4)
         settings = dataclasses.replace(settings, workers=min(settings.workers, 8))
-        self.handler = Handler(db.Transactions(self.engine), settings)
+        self.handler = Handler(transactions.Transactions(self.engine), settings)
         self.handler.ensure_default_database()
         self.server = MetastoreServer.from_settings(
             self.handler, settings, host="127.0.0.1", port=0

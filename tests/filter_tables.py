@@ -9,11 +9,14 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from sqlalchemy.orm import Session
 
-from metastore import models as m
 from metastore.names import DEFAULT_PARTITION_VALUE, escape_path_name
-from metastore.partition_filter import parse_filter
-from metastore.partition_read import partition_names
-from metastore.store_filter import count_partitions_by_filter, partitions_by_filter
+from metastore.store import models as m
+from metastore.store.partition_filter import parse_filter
+from metastore.store.partition_filter.queries import (
+    count_partitions_by_filter,
+    partitions_by_filter,
+)
+from metastore.store.partition_rows import partition_names
 
 Keys = Sequence[tuple[str, str]]
 Values = Sequence[str | None]

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import models as m
+from metastore.store import models as m
 
 Client = ThriftHiveMetastore.Client
 

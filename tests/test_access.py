@@ -30,7 +30,8 @@ from metastore.access import (
     use_connection,
 )
 from metastore.config import Settings
-from metastore.service.base import CHANGING_CALLS
+from metastore.hms import audit_target
+from metastore.hms.call import CHANGING_CALLS
 
 # Calls of the IDL that change nothing although their name does not start with get_.
 NOT_CHANGES = {"set_ugi", "shutdown"}  # neither changes anything
@@ -138,7 +139,7 @@ def _stats(db: str, table: str, part: str | None) -> t.ColumnStatistics:
     ],
 )  # fmt: skip
 def test_audit_targets(arguments: dict[str, Any], expected: str) -> None:
-    assert audit.target(arguments) == expected
+    assert audit_target.target(arguments) == expected
 
 
 def test_audit_line_of_an_authenticated_caller(caplog: pytest.LogCaptureFixture) -> None:

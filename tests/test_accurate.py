@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from metastore import accurate
+from metastore.stats import accurate
 
 
 @pytest.mark.parametrize(

@@ -1,23 +1,23 @@
-"""The merge rules of metastore.aggregate, row by row (get_aggr_stats_for and
+"""The merge rules of metastore.stats.aggregate, row by row (get_aggr_stats_for and
 set_aggr_stats_for with needMerge use them through the server; this checks each rule)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from metastore import aggregate
 from metastore.sketches import HyperLogLog, kll_build, kll_count
-from metastore.stats_store import STATS_COLUMNS
+from metastore.stats import aggregate
+from metastore.stats.rows import STATS_COLUMNS, StatsRow
 
 
-def row(kind: str, **fields: Any) -> dict[str, Any]:
+def row(kind: str, **fields: Any) -> StatsRow:
     out: dict[str, Any] = dict.fromkeys(STATS_COLUMNS)
     out.update(COLUMN_NAME="c", COLUMN_TYPE="bigint", STATS_KIND=kind, ENGINE="hive")
     out.update(NUM_NULLS=0, LAST_ANALYZED=1)
     out.update(fields)
-    return out
+    return cast(StatsRow, out)
 
 
 def hll(*values: int) -> bytes:
@@ -87,6 +87,7 @@ def test_ndv_is_the_estimate_of_the_union_of_the_bit_vectors() -> None:
         ]
     )
     assert merged["NUM_DISTINCTS"] == 5
+    assert merged["BIT_VECTOR"] is not None
     assert HyperLogLog.from_bytes(merged["BIT_VECTOR"]).estimate() == 5
 
 
@@ -112,7 +113,8 @@ def test_histograms_are_merged_or_left_out() -> None:
         row("long", HISTOGRAM=None),
         row("long", HISTOGRAM=kll_build([4, 5])),
     ]
-    assert kll_count(aggregate.merge_rows(rows)["HISTOGRAM"]) == 5
+    histogram = aggregate.merge_rows(rows)["HISTOGRAM"]
+    assert histogram is not None and kll_count(histogram) == 5
     assert aggregate.merge_rows(rows, merge_histograms=False)["HISTOGRAM"] is None
     # Of different k they do not merge: the largest is kept, as HMS does.
     small, large = kll_build([1.0], k=100), kll_build(list(range(500)), k=200)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from metastore import db
 from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from metastore.store import migrate
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -40,7 +40,7 @@ def test_db_upgrade_current_and_history(capsys: pytest.CaptureFixture[str], tmp_
     code, out, _ = run(capsys, "db", "current", "--db", url)
     assert code == EXIT_OK and "revision (empty), behind the newest revision" in out
     code, out, _ = run(capsys, "db", "upgrade", "--db", url)
-    assert code == EXIT_OK and f"is at revision {db.head_revision()}" in out
+    assert code == EXIT_OK and f"is at revision {migrate.head_revision()}" in out
     code, out, _ = run(capsys, "db", "current", "--db", url)
     assert code == EXIT_OK and "up to date" in out
     code, out, _ = run(capsys, "db", "history", "--db", url)

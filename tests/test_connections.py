@@ -26,15 +26,15 @@ from thrift.transport.TTransport import TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore as H
 from hive_metastore_thrift import ttypes as t
-from metastore import db, store
 from metastore.config import Settings
+from metastore.store import databases, migrate
 
 
 @pytest.fixture(scope="module")
 def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The transport does not depend on the database: these tests run on SQLite only."""
     url = f"sqlite:///{tmp_path_factory.mktemp('connections') / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     return url
 
 
@@ -202,14 +202,14 @@ def _held_lookups(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, thr
     first: a call the test holds in progress for as long as it needs, however slow the
     machine."""
     entered, release = threading.Event(), threading.Event()
-    find = store.find_database
+    find = databases.find_database
 
     def held(*args: Any, **kwargs: Any) -> Any:
         entered.set()
         release.wait(30)
         return find(*args, **kwargs)
 
-    monkeypatch.setattr(store, "find_database", held)
+    monkeypatch.setattr(databases, "find_database", held)
     return entered, release
 
 
@@ -248,7 +248,7 @@ def test_an_unexpected_error_in_a_handler_keeps_its_traceback(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(store, "find_database", broken)
+    monkeypatch.setattr(databases, "find_database", broken)
     with pytest.raises(t.MetaException, match="internal error in get_database: RuntimeError"):
         client.get_database("default")
     [record] = [r for r in caplog.records if "get_database failed unexpectedly" in r.message]

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from conftest import PG_ADMIN_URL, _postgres_or_skip
 from sqlalchemy.orm import Session
 
-from metastore import db
+from metastore.store import transactions
 
 pytestmark = pytest.mark.postgres
 
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.postgres
 def test_a_deadlock_or_serialization_failure_is_run_again(driver: str, sqlstate: str) -> None:
     _postgres_or_skip().dispose()
     url = sa.make_url(PG_ADMIN_URL).set(drivername=f"postgresql+{driver}")
-    engine = db.create_engine(url.render_as_string(hide_password=False), pool_size=1)
+    engine = transactions.create_engine(url.render_as_string(hide_password=False), pool_size=1)
     attempts: list[int] = []
 
     def work(session: Session) -> int:
@@ -34,7 +34,7 @@ def test_a_deadlock_or_serialization_failure_is_run_again(driver: str, sqlstate:
         return int(session.execute(sa.text("SELECT 41 + 1")).scalar_one())
 
     try:
-        assert db.Transactions(engine).run(work, name="work", write=True) == 42
+        assert transactions.Transactions(engine).run(work, name="work", write=True) == 42
     finally:
         engine.dispose()
     assert len(attempts) == 2
@@ -44,7 +44,7 @@ def test_a_deadlock_or_serialization_failure_is_run_again(driver: str, sqlstate:
 def test_other_errors_are_not_run_again(driver: str) -> None:
     _postgres_or_skip().dispose()
     url = sa.make_url(PG_ADMIN_URL).set(drivername=f"postgresql+{driver}")
-    engine = db.create_engine(url.render_as_string(hide_password=False), pool_size=1)
+    engine = transactions.create_engine(url.render_as_string(hide_password=False), pool_size=1)
     attempts: list[int] = []
 
     def work(session: Session) -> None:
@@ -53,8 +53,8 @@ def test_other_errors_are_not_run_again(driver: str) -> None:
 
     try:
         with pytest.raises(sa.exc.DataError) as raised:
-            db.Transactions(engine).run(work, name="work", write=True)
+            transactions.Transactions(engine).run(work, name="work", write=True)
     finally:
         engine.dispose()
     assert len(attempts) == 1
-    assert db.sqlstate(raised.value) == "22012"
+    assert transactions.sqlstate(raised.value) == "22012"

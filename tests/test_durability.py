@@ -27,8 +27,8 @@ from stats_builders import EXAMPLES, column_stats, make_table, obj
 from thrift.transport.TTransport import TTransportException
 
 from hive_metastore_thrift import ttypes as t
-from metastore import db
 from metastore.config import Settings
+from metastore.store import migrate
 
 WRITERS = 8
 
@@ -76,7 +76,7 @@ def test_a_postgres_restart_under_concurrent_writes_loses_no_acknowledged_write(
     cluster = PrivateCluster(bin_dir).start()
     server: RunningServer | None = None
     try:
-        db.upgrade(cluster.url)
+        migrate.upgrade(cluster.url)
         server = RunningServer(cluster.url, Settings())
         client, transport = connect(server.port)
         make_table(client, "durable")

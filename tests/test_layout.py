@@ -19,7 +19,7 @@ from stats_builders import EXAMPLES, PART, column_stats, make_table, obj
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore.service import Handler
+from metastore.hms.handler import Handler
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_MODULE_LINES = 700

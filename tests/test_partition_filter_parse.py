@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from metastore.partition_filter import (
+from metastore.store.partition_filter import (
     And,
     Between,
     Compare,

@@ -15,11 +15,14 @@ from conftest import PG_ADMIN_URL, _postgres_or_skip
 from filter_tables import insert_database, insert_table, partition_name, selected
 from sqlalchemy.orm import Session
 
-from metastore import db
-from metastore import models as m
-from metastore.partition_filter import PartitionFilterError, filter_sql, parse_filter
-from metastore.partition_read import partition_names
-from metastore.store_filter import count_partitions_by_filter, partitions_by_filter
+from metastore.store import migrate
+from metastore.store import models as m
+from metastore.store.partition_filter import PartitionFilterError, filter_sql, parse_filter
+from metastore.store.partition_filter.queries import (
+    count_partitions_by_filter,
+    partitions_by_filter,
+)
+from metastore.store.partition_rows import partition_names
 
 DEF = "__HIVE_DEFAULT_PARTITION__"
 
@@ -317,7 +320,7 @@ def test_byte_order_whatever_the_database_collation() -> None:
         )
     url = sa.make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
     try:
-        db.upgrade(url)
+        migrate.upgrade(url)
         engine = sa.create_engine(url)
         with engine.connect() as conn, Session(bind=conn) as s:
             keys = [("s", "string"), ("i", "int")]

@@ -7,8 +7,8 @@ import sys
 
 import sqlalchemy as sa
 
-from metastore import db
-from metastore.models import BYTE_ORDER_INDEX, Base
+from metastore.store import migrate
+from metastore.store.models import BYTE_ORDER_INDEX, Base
 
 
 def _tables(url: str) -> set[str]:
@@ -20,23 +20,23 @@ def _tables(url: str) -> set[str]:
 
 
 def test_upgrade_builds_the_models_schema_and_downgrade_removes_it(database_url: str) -> None:
-    db.upgrade(database_url)
-    assert db.current_revision(database_url) == db.head_revision()
-    differences = db.schema_differences(database_url)
+    migrate.upgrade(database_url)
+    assert migrate.current_revision(database_url) == migrate.head_revision()
+    differences = migrate.schema_differences(database_url)
     assert differences == [], (
         "the migrated schema differs from metastore/models.py; add a revision with "
         "`METASTORE_DB=URL alembic revision --autogenerate -m '...'` and review it: "
         f"{differences}"
     )
     assert set(Base.metadata.tables) <= _tables(database_url)
-    db.downgrade(database_url, "base")
+    migrate.downgrade(database_url, "base")
     assert _tables(database_url) <= {"alembic_version"}
 
 
 def test_upgrade_is_idempotent(database_url: str) -> None:
-    db.upgrade(database_url)
-    db.upgrade(database_url)
-    assert db.current_revision(database_url) == db.head_revision()
+    migrate.upgrade(database_url)
+    migrate.upgrade(database_url)
+    assert migrate.current_revision(database_url) == migrate.head_revision()
 
 
 def test_cli_db_upgrade_and_current(database_url: str) -> None:
@@ -44,7 +44,7 @@ def test_cli_db_upgrade_and_current(database_url: str) -> None:
     upgraded = subprocess.run(
         [*run, "upgrade", "--db", database_url], capture_output=True, text=True, check=True
     )
-    assert f"revision {db.head_revision()}" in upgraded.stdout
+    assert f"revision {migrate.head_revision()}" in upgraded.stdout
     current = subprocess.run(
         [*run, "current", "--db", database_url], capture_output=True, text=True, check=True
     )
@@ -55,7 +55,7 @@ def test_key_values_have_an_index_in_byte_order_on_postgresql(database_url: str)
     """Schema 0004's index, which the comparison above cannot see: on PostgreSQL, the key
     values of each key in byte order (COLLATE "C"), which filters' ranges and `like`
     prefixes use; SQLite's index of 0003 compares bytes already."""
-    db.upgrade(database_url)
+    migrate.upgrade(database_url)
     engine = sa.create_engine(database_url)
     try:
         with engine.connect() as conn:
@@ -80,13 +80,13 @@ def test_key_values_have_an_index_in_byte_order_on_postgresql(database_url: str)
                 conn.rollback()
                 conn.execute(sa.text(f'DROP INDEX "{BYTE_ORDER_INDEX}"'))
                 conn.commit()
-                assert db.schema_differences(database_url) == [
+                assert migrate.schema_differences(database_url) == [
                     f"index {BYTE_ORDER_INDEX} is missing"
                 ]
             else:
                 names = [i["name"] for i in sa.inspect(conn).get_indexes("PARTITION_KEY_VALS")]
                 assert BYTE_ORDER_INDEX not in names
-        db.downgrade(database_url, "0003")
+        migrate.downgrade(database_url, "0003")
         with engine.connect() as conn:
             names = [i["name"] for i in sa.inspect(conn).get_indexes("PARTITION_KEY_VALS")]
             assert BYTE_ORDER_INDEX not in names

@@ -23,8 +23,8 @@ from thrift.transport import TSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import db
 from metastore.config import Settings
+from metastore.store import migrate
 
 
 def _free_port() -> int:
@@ -91,7 +91,7 @@ def test_serve_creates_the_embedded_database_and_stops_cleanly_on_signal(
     assert process.returncode == 0, output
     assert (home / "metastore.db").is_file()
     assert "create_database ok" in output
-    assert "WARNING metastore.service: get_database failed: NoSuchObjectException" in output
+    assert "WARNING metastore.operation: get_database failed: NoSuchObjectException" in output
     assert f"received {signum.name}, shutting down" in output
     assert "stopped" in output
 
@@ -193,7 +193,7 @@ def test_calls_survive_database_connections_being_killed(
     """When PostgreSQL drops the server's pooled connections (a restart, a proxy's idle
     timeout), the next calls run again on new connections instead of failing."""
     for url in empty_database("postgresql", Path()):
-        db.upgrade(url)
+        migrate.upgrade(url)
         running = RunningServer(url, Settings())
         client, transport = connect(running.port)
         admin = sa.create_engine(url, isolation_level="AUTOCOMMIT")

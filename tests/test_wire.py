@@ -1,4 +1,4 @@
-"""Where a request ends (metastore.wire): any split of a stream of real requests gives the same
+"""Where a request ends (metastore.hms.wire): any split of a stream of real requests gives the same
 messages; hostile declared sizes, nesting and non-Thrift input are refused before the bytes
 they announce are read."""
 
@@ -18,7 +18,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ThriftHiveMetastore as H
 from hive_metastore_thrift import ttypes as t
-from metastore.wire import FramedCodec, Limits, MessageScanner, ProtocolError, UnframedCodec
+from metastore.hms.wire import FramedCodec, Limits, MessageScanner, ProtocolError, UnframedCodec
 
 
 def encode(name: str, args: Any, *, strict: bool = True, kind: int = TMessageType.CALL) -> bytes:

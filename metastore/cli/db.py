@@ -41,66 +41,68 @@ def _url(args: argparse.Namespace) -> str:
 
 
 def _upgrade(args: argparse.Namespace) -> int:
-    from metastore import db
     from metastore.cli import configure_logging
+    from metastore.store import migrate, transactions
 
     configure_logging("INFO")  # Alembic logs a line per revision it runs
     url = _url(args)
-    db.upgrade(url, args.revision)
-    print(f"{db.safe_url(url)} is at revision {db.current_revision(url)}")
+    migrate.upgrade(url, args.revision)
+    print(f"{transactions.safe_url(url)} is at revision {migrate.current_revision(url)}")
     return EXIT_OK
 
 
 def _downgrade(args: argparse.Namespace) -> int:
-    from metastore import db
     from metastore.cli import configure_logging
+    from metastore.store import migrate, transactions
 
     configure_logging("INFO")
     url = _url(args)
-    db.downgrade(url, args.revision)
-    print(f"{db.safe_url(url)} is at revision {db.current_revision(url) or '(empty)'}")
+    migrate.downgrade(url, args.revision)
+    print(
+        f"{transactions.safe_url(url)} is at revision {migrate.current_revision(url) or '(empty)'}"
+    )
     return EXIT_OK
 
 
 def _current(args: argparse.Namespace) -> int:
-    from metastore import db
+    from metastore.store import migrate, transactions
 
     url = _url(args)
-    current, head = db.current_revision(url), db.head_revision()
+    current, head = migrate.current_revision(url), migrate.head_revision()
     state = "up to date" if current == head else f"behind the newest revision {head}"
-    print(f"{db.safe_url(url)}: revision {current or '(empty)'}, {state}")
+    print(f"{transactions.safe_url(url)}: revision {current or '(empty)'}, {state}")
     return EXIT_OK
 
 
 def _history(args: argparse.Namespace) -> int:
     from alembic import command
 
-    from metastore import db
+    from metastore.store import migrate
 
-    command.history(db.alembic_config(_url(args)))
+    command.history(migrate.alembic_config(_url(args)))
     return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
-    from metastore import db
+    from metastore.store import migrate, transactions
 
     url = _url(args)
-    differences = db.schema_differences(url)
-    current, head = db.current_revision(url), db.head_revision()
+    differences = migrate.schema_differences(url)
+    current, head = migrate.current_revision(url), migrate.head_revision()
     if not differences and current == head:
-        print(f"{db.safe_url(url)}: the schema matches the models")
+        print(f"{transactions.safe_url(url)}: the schema matches the models")
         return EXIT_OK
     if differences:
         print(
-            f"{db.safe_url(url)}: the schema differs from the models in {len(differences)} "
-            f"place(s) (revision {current or '(empty)'}; the newest is {head}):"
+            f"{transactions.safe_url(url)}: the schema differs from the models in "
+            f"{len(differences)} place(s) (revision {current or '(empty)'}; the newest is {head}):"
         )
         for difference in differences:
             print(f"  {difference}")
     else:
         # A revision may change nothing on one backend (0004 on SQLite), not on the others.
         print(
-            f"{db.safe_url(url)}: the schema matches the models, but its revision is "
+            f"{transactions.safe_url(url)}: the schema matches the models, but its revision is "
             f"{current or '(empty)'}, not the newest ({head})"
         )
     if current != head:

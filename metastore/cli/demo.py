@@ -90,16 +90,16 @@ def run(args: argparse.Namespace) -> int:
 def _local_server(work: Path, progress: Progress) -> Iterator[str]:
     """A server in a thread of this process on a free loopback port, over WORK/metastore.db;
     yields its URI and stops it afterwards."""
-    from metastore import db
     from metastore.config import Settings
-    from metastore.server import MetastoreServer
-    from metastore.service import Handler
+    from metastore.hms.handler import Handler
+    from metastore.hms.server import MetastoreServer
+    from metastore.store import migrate, transactions
 
     url = f"sqlite:///{work / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     settings = Settings(db=url, warehouse=str(work / "warehouse"), fetch_histogram=True, workers=8)
-    engine = db.create_engine(url, pool_size=4)
-    handler = Handler(db.Transactions(engine), settings)
+    engine = transactions.create_engine(url, pool_size=4)
+    handler = Handler(transactions.Transactions(engine), settings)
     handler.ensure_default_database()
     server = MetastoreServer.from_settings(handler, settings, host="127.0.0.1", port=0)
     thread = threading.Thread(target=server.serve_forever, name="metastore", daemon=True)

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hive_metastore_thrift import ttypes as t
-from metastore import accurate, names
+from metastore import names
 from metastore.cli import remote, stats_view
 from metastore.cli.errors import EXIT_USAGE, CliError
 from metastore.job.client import MetastoreClient
 from metastore.job.options import parse_partition_spec
+from metastore.stats import accurate
 from metastore.vocabulary import DEFAULT_ENGINE
 
 BASIC_STATISTICS = ("numRows", "numFiles", "totalSize", "rawDataSize")

@@ -118,12 +118,12 @@ def configure_audit_log(path: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metastore import db
     from metastore.access import Right
     from metastore.cli import EXIT_USAGE, configure_logging
-    from metastore.security import build as build_security
-    from metastore.server import MetastoreServer
-    from metastore.service import Handler
+    from metastore.hms.handler import Handler
+    from metastore.hms.security import build as build_security
+    from metastore.hms.server import MetastoreServer
+    from metastore.store import migrate, transactions
 
     settings = config.load(
         args.config,
@@ -146,21 +146,21 @@ def run(args: argparse.Namespace) -> int:
     security = build_security(settings)  # an unusable keytab or certificate: before anything
     url = settings.database_url()
     if settings.migrate:
-        db.upgrade(url)
-    elif db.current_revision(url) != db.head_revision():
+        migrate.upgrade(url)
+    elif migrate.current_revision(url) != migrate.head_revision():
         print(
-            f"the schema of {db.safe_url(url)} is not at the newest revision; run "
+            f"the schema of {transactions.safe_url(url)} is not at the newest revision; run "
             f"`metastore db upgrade --db URL` or start without --no-migrate",
             file=sys.stderr,
         )
         return EXIT_USAGE
-    engine = db.create_engine(url, pool_size=min(settings.workers, 20))
-    handler = Handler(db.Transactions(engine), settings)
+    engine = transactions.create_engine(url, pool_size=min(settings.workers, 20))
+    handler = Handler(transactions.Transactions(engine), settings)
     handler.ensure_default_database()
     server = MetastoreServer.from_settings(handler, settings, security=security)
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
-    log.info("database %s", db.safe_url(url))
+    log.info("database %s", transactions.safe_url(url))
     log.info("%s", handler.policy.describe())
     if not settings.authentication and "*" in handler.policy.holders[Right.WRITE]:
         log.warning(

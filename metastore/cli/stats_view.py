@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from hive_metastore_thrift import ttypes as t
-from metastore.vocabulary import Kind, decimal_text, set_kinds, union_member
+from metastore.thrift_stats import decimal_text, set_kinds, union_member
+from metastore.vocabulary import Kind
 
 FIELDS = (
     "min",

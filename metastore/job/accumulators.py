@@ -29,7 +29,8 @@ import pyarrow.compute as pc
 
 from hive_metastore_thrift import ttypes as t
 from metastore.sketches import HyperLogLog, kll_build, kll_merge
-from metastore.vocabulary import Kind, make_union, thrift_decimal
+from metastore.thrift_stats import STRUCTS, make_union, thrift_decimal
+from metastore.vocabulary import Kind
 
 SECONDS_PER_DAY = 86_400
 
@@ -185,7 +186,7 @@ class ColumnState:
         else:
             assert self.sketch is not None
             low, high = self._thrift_bounds()
-            stats = self.kind.struct(
+            stats = STRUCTS[self.kind](
                 lowValue=low,
                 highValue=high,
                 numNulls=self.nulls,

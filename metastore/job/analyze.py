@@ -53,7 +53,7 @@ from metastore.job.source import (
     read_spark_table,
     skip_partitions,
 )
-from metastore.vocabulary import decimal_text, union_member
+from metastore.thrift_stats import decimal_text, union_member
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -6,12 +6,13 @@ from __future__ import annotations
 import logging
 
 from hive_metastore_thrift import ttypes as t
-from metastore import accurate, names
+from metastore import names
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import JobError
 from metastore.job.source import Plan
 from metastore.sketches import try_read_sketch
-from metastore.vocabulary import union_member
+from metastore.stats import accurate
+from metastore.thrift_stats import union_member
 
 log = logging.getLogger(__name__)
 

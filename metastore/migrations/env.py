@@ -11,7 +11,7 @@ import os
 import sqlalchemy as sa
 from alembic import context
 
-from metastore.models import Base
+from metastore.store.models import Base
 
 # An arbitrary constant: the PostgreSQL advisory lock that serializes concurrent migrations.
 MIGRATION_LOCK_ID = 0x636F6C73

@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hive_metastore_thrift import ttypes as t
-from metastore import accurate
 from metastore.spark_stats.histogram import MAX_KLL_VALUES, decode_histogram
 from metastore.spark_stats.properties import (
     DIGEST_KEY,
@@ -68,7 +67,9 @@ from metastore.spark_stats.values import (
     parse_java_long,
     parse_timestamp,
 )
-from metastore.vocabulary import DEFAULT_ENGINE, Kind, make_union, thrift_decimal
+from metastore.stats import accurate
+from metastore.thrift_stats import STRUCTS, make_union, thrift_decimal
+from metastore.vocabulary import DEFAULT_ENGINE, Kind
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +259,6 @@ def _ranged(kind: Kind, low: Any, high: Any, nulls: int, ndv: int, histogram: by
     elif kind is Kind.TIMESTAMP:
         low = t.Timestamp(low) if low is not None else None
         high = t.Timestamp(high) if high is not None else None
-    return kind.struct(
+    return STRUCTS[kind](
         lowValue=low, highValue=high, numNulls=nulls, numDVs=ndv, histogram=histogram
     )

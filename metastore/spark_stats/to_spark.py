@@ -39,7 +39,6 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from metastore import accurate
 from metastore.spark_stats.histogram import DEFAULT_BINS, encode_histogram
 from metastore.spark_stats.properties import (
     COLUMN_PREFIX,
@@ -64,6 +63,7 @@ from metastore.spark_stats.values import (
     java_float_text,
     timestamp_text,
 )
+from metastore.stats import accurate
 from metastore.vocabulary import Kind
 
 log = logging.getLogger(__name__)

@@ -23,45 +23,17 @@ import struct
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Context, Decimal, InvalidOperation
 
-from metastore.vocabulary import Kind, base_type, kind_of_type
+from metastore.vocabulary import LONG_RANGE, PRIMITIVES, Kind, decimal_precision_scale, primitive
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
 MICROS_PER_SECOND = 1_000_000
 SECONDS_PER_DAY = 86_400
 
-# Spark's DataType.defaultSize, what Spark writes as avgLen and maxLen for fixed-width types
-# (CommandUtils.computeColumnStats) and what it assumes per value when estimating row sizes.
-_DEFAULT_SIZES = {
-    "boolean": 1,
-    "tinyint": 1,
-    "smallint": 2,
-    "int": 4,
-    "integer": 4,
-    "bigint": 8,
-    "float": 4,
-    "double": 8,
-    "date": 4,
-    "timestamp": 8,
-    "string": 20,
-    "varchar": 20,  # Spark reads char/varchar columns of Hive tables as strings
-    "char": 20,
-    "binary": 100,
-}
 UNKNOWN_TYPE_SIZE = 20
 """What colstats assumes per value of a type Spark sizes from its parts (arrays, maps,
 structs): a row-size estimate only."""
 
-_INTEGER_RANGES = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "integer": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
-LONG_RANGE = _INTEGER_RANGES["bigint"]
-
-_DECIMAL = re.compile(r"(?:decimal|numeric)\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?\s*")
 _DECIMAL_DIGITS = 4000  # exact arithmetic on any decimal text HMS keeps (<= 4,000 characters)
 MAX_LONG_DIGITS = 18
 """Spark's Decimal.MAX_LONG_DIGITS: decimals up to this precision are 8 bytes, others 16."""
@@ -84,7 +56,7 @@ class ColumnType:
     @property
     def integer_range(self) -> tuple[int, int] | None:
         """The values a Spark integral type holds; None for other types."""
-        return _INTEGER_RANGES.get(self.base)
+        return PRIMITIVES[self.base].integer_range
 
     @property
     def fixed_width(self) -> bool:
@@ -93,19 +65,16 @@ class ColumnType:
 
 def column_type(hive_type: str) -> ColumnType | None:
     """The ColumnType of HIVE_TYPE, None for types without statistics (arrays, maps, ...)."""
-    kind = kind_of_type(hive_type)
-    if kind is None:
+    found = primitive(hive_type)
+    if found is None or not found.kinds:
         return None
-    base = base_type(hive_type)
+    kind = found.kinds[0]
     if kind is Kind.DECIMAL:
-        match = _DECIMAL.fullmatch(hive_type.strip().lower())
-        if match is None:
-            return None
-        precision = int(match.group(1) or 10)  # Hive's decimal is decimal(10,0)
-        scale = int(match.group(2) or 0)
+        precision, scale = decimal_precision_scale(hive_type)
         size = 8 if precision <= MAX_LONG_DIGITS else 16
-        return ColumnType(base, kind, size, precision, scale)
-    return ColumnType(base, kind, _DEFAULT_SIZES[base])
+        return ColumnType(found.name, kind, size, precision, scale)
+    assert found.spark_size is not None
+    return ColumnType(found.name, kind, found.spark_size)
 
 
 def default_size(hive_type: str) -> int:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import RunningServer
 
-from metastore import db
 from metastore.cli import EXIT_FAILED
 from metastore.config import Settings
+from metastore.store import migrate
 
 pytestmark = pytest.mark.spark
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.spark
 @pytest.fixture(scope="module")
 def sqlite_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     running = RunningServer(url, Settings())
     yield running
     running.stop()

@@ -39,8 +39,8 @@ from spark_compare import Call, Record, call_log, differing, read_calls, report
 from spark_steps import SECTIONS, STEPS
 from spark_workload import MAP_ENTRY, MAP_ROWS
 
-from metastore import db
 from metastore.config import Settings
+from metastore.store import migrate
 
 pytestmark = [pytest.mark.spark, pytest.mark.hms]
 
@@ -121,7 +121,7 @@ def _run_workload(name: str, port: int, workdir: Path, calls_path: Path | None) 
 
 def _run_on_colstats(backend: str, workdir: Path) -> Run:
     with contextlib.contextmanager(empty_database)(backend, workdir) as url:
-        db.upgrade(url)
+        migrate.upgrade(url)
         running = RunningServer(url, Settings())
         try:
             with call_log(running, workdir / "calls.log"):

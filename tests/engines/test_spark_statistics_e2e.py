@@ -41,9 +41,9 @@ from spark_shell import SparkShell
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import db
 from metastore.config import Settings
-from metastore.vocabulary import union_member
+from metastore.store import migrate
+from metastore.thrift_stats import union_member
 
 pytestmark = [pytest.mark.spark]
 
@@ -191,7 +191,7 @@ def stack(
     _spark_available()
     workdir = tmp_path_factory.mktemp("spark-stats")
     with contextlib.contextmanager(empty_database)(request.param, workdir) as url:
-        db.upgrade(url)
+        migrate.upgrade(url)
         yield from _stack(url, workdir)
 
 

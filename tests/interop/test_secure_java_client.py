@@ -1,5 +1,5 @@
 """Hive 2.3.10's own HiveMetaStoreClient (pyspark's jars) against the secured port:
-Kerberos with hive.metastore.sasl.enabled=true (a keytab login, a ticket cache, no ticket,
+Kerberos with hive.metastore.hms.sasl.enabled=true (a keytab login, a ticket cache, no ticket,
 rights by principal) and TLS with hive.metastore.use.SSL=true and a truststore (and a
 plain-text client refused there)."""
 
@@ -18,8 +18,8 @@ from java_tools import compile_java, pyspark_jars
 from kdc import REALM, SERVICE, KerberosRealm
 from pki import TRUSTSTORE_PASSWORD, Pki
 
-from metastore import db
 from metastore.config import Settings
+from metastore.store import migrate
 
 pytestmark = pytest.mark.java
 
@@ -54,7 +54,7 @@ def start_server(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[Callable[..., RunningServer]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('secure-java') / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     started: list[RunningServer] = []
 
     def start(**settings: Any) -> RunningServer:

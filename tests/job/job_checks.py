@@ -26,10 +26,10 @@ from datasketches import kll_floats_sketch
 from pyspark.sql import SparkSession
 
 from hive_metastore_thrift import ttypes as t
-from metastore import models as m
 from metastore.cli import analyze as analyze_command
 from metastore.job import analyze
 from metastore.sketches import HyperLogLog
+from metastore.store import models as m
 
 COL = {c.name: c for c in COLUMNS}
 HLL_BOUND = 3 * 1.04 / math.sqrt(1024)

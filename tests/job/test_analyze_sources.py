@@ -32,8 +32,8 @@ from job_checks import (
 from pyspark.sql import SparkSession
 
 from hive_metastore_thrift import ttypes as t
-from metastore import accurate
 from metastore.job.errors import JobError
+from metastore.stats import accurate
 
 pytestmark = [
     pytest.mark.spark,

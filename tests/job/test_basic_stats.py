@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from metastore import accurate
 from metastore.job.writer import BASIC_CONTEXT, with_basic
+from metastore.stats import accurate
 
 MEASURED = {"numFiles": "2", "totalSize": "2048", "rawDataSize": "4096", "numRows": "100"}
 

@@ -20,8 +20,8 @@ from thrift.transport import TSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import db
 from metastore.config import Settings
+from metastore.store import migrate
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def start_server(
     kerberos_realm: KerberosRealm, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[..., RunningServer]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('kerberos') / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     started: list[RunningServer] = []
 
     def start(**settings: Any) -> RunningServer:
@@ -159,7 +159,7 @@ class _SlowHandler(logging.Handler):
 def test_a_plain_client_is_refused(server: RunningServer, caplog: pytest.LogCaptureFixture) -> None:
     """The refusal is on record before the client hears it: Python's client gives up as soon
     as the ERROR frame arrives (its length reads as 64 MB), before the connection closes."""
-    server_log = logging.getLogger("metastore.server")
+    server_log = logging.getLogger("metastore.hms.server")
     slow = _SlowHandler(logging.WARNING)
     server_log.addHandler(slow)
     client, transport = connect(server.port)
@@ -210,7 +210,7 @@ def test_no_common_qop_and_a_silent_client_are_refused(
 
 
 def test_principal_names() -> None:
-    from metastore import sasl
+    from metastore.hms import sasl
 
     assert sasl.short_name("alice@R", "R") == "alice"
     assert sasl.short_name("hive/host.example@R", "R") == "hive"
@@ -227,7 +227,7 @@ def test_unusable_kerberos_settings_are_named(
     kerberos_realm: KerberosRealm, tmp_path: Path
 ) -> None:
     from metastore.config import SettingsError
-    from metastore.security import build
+    from metastore.hms.security import build
 
     keytab = str(kerberos_realm.service_keytab)
     with pytest.raises(SettingsError, match="needs kerberos_keytab"):

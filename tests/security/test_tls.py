@@ -20,8 +20,8 @@ from thrift.transport import TSocket, TSSLSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore import db
 from metastore.config import Settings, SettingsError
+from metastore.store import migrate
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def start_server(
     pki: Pki, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Callable[..., RunningServer]]:
     url = f"sqlite:///{tmp_path_factory.mktemp('tls') / 'metastore.db'}"
-    db.upgrade(url)
+    migrate.upgrade(url)
     started: list[RunningServer] = []
 
     def start(**settings: Any) -> RunningServer:
@@ -145,7 +145,7 @@ def test_client_certificates_say_who_calls(
 
 
 def test_unusable_tls_settings_are_named(pki: Pki) -> None:
-    from metastore.security import build
+    from metastore.hms.security import build
 
     with pytest.raises(SettingsError, match="needs tls_cert and tls_key"):
         build(Settings(security="tls", tls_cert=str(pki.cert("server"))))

@@ -6,7 +6,7 @@ import json
 import math
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -523,11 +523,11 @@ def test_partial_coverage_extrapolates_sums(client: Any, db_name: str) -> None:
 
 
 def test_decimal_text_is_compared_as_numbers() -> None:
-    from metastore.aggregate import merge_rows
-    from metastore.stats_store import STATS_COLUMNS
+    from metastore.stats.aggregate import merge_rows
+    from metastore.stats.rows import STATS_COLUMNS, StatsRow
 
-    def row(low: str, high: str) -> dict[str, Any]:
-        base = dict.fromkeys(STATS_COLUMNS)
+    def row(low: str, high: str) -> StatsRow:
+        base: dict[str, Any] = dict.fromkeys(STATS_COLUMNS)
         base.update(
             STATS_KIND="decimal",
             BIG_DECIMAL_LOW_VALUE=low,
@@ -536,14 +536,14 @@ def test_decimal_text_is_compared_as_numbers() -> None:
             NUM_DISTINCTS=1,
             LAST_ANALYZED=1,
         )
-        return base
+        return cast(StatsRow, base)
 
     merged = merge_rows([row("-10.50", "9.5"), row("-9.75", "10.25")])
     assert (merged["BIG_DECIMAL_LOW_VALUE"], merged["BIG_DECIMAL_HIGH_VALUE"]) == (
         "-10.50",
         "10.25",
     )
-    assert Decimal(merged["BIG_DECIMAL_LOW_VALUE"]).as_tuple().exponent == -2
+    assert Decimal(merged["BIG_DECIMAL_LOW_VALUE"] or "").as_tuple().exponent == -2
 
 
 def test_aggregate_keeps_the_newest_kind_of_a_column(client: Any, db_name: str) -> None:

@@ -8,8 +8,10 @@ from typing import Any
 from stats_builders import dec, stats_data
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert
+from metastore.hms.structs.statistics import stats_row
 from metastore.sketches import kll_build
+from metastore.stats.rows import StatsRow
+from metastore.stats.validate import checked
 
 # A table of every type with statistics, as (name, Hive type).
 COLUMNS = [
@@ -32,16 +34,14 @@ TYPES = dict(COLUMNS)
 NUM_ROWS = 1000
 
 
-def row(name: str, member: str, hive_type: str | None = None, **fields: Any) -> dict[str, Any]:
+def row(name: str, member: str, hive_type: str | None = None, **fields: Any) -> StatsRow:
     """The stored row of statistics FIELDS of MEMBER ('longStats', ...) for column NAME."""
     column_type = hive_type or TYPES[name]
     obj = t.ColumnStatisticsObj(name, column_type, stats_data(member, **fields))
-    out = convert.stats_row(obj, column_type)
-    out.update(ENGINE="hive", LAST_ANALYZED=1_700_000_000)
-    return out
+    return checked(stats_row(obj, 1_700_000_000, "hive"), column_type)
 
 
-def every_type() -> list[dict[str, Any]]:
+def every_type() -> list[StatsRow]:
     """Statistics of every column of COLUMNS over NUM_ROWS rows, 10 of them NULL."""
     nulls = 10
     ints = kll_build(range(-5, 995))

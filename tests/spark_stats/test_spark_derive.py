@@ -424,7 +424,7 @@ def test_a_server_converting_without_histograms_loads_no_numpy() -> None:
     code = """
 import sys
 from metastore.spark_stats import hive_statistics, with_spark_statistics
-from metastore.stats_store import STATS_COLUMNS
+from metastore.stats.queries import STATS_COLUMNS
 row = dict.fromkeys(STATS_COLUMNS)
 row.update(COLUMN_NAME="a", COLUMN_TYPE="bigint", STATS_KIND="long", LONG_LOW_VALUE=1,
            LONG_HIGH_VALUE=9, NUM_NULLS=0, NUM_DISTINCTS=9)

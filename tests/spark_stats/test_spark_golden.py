@@ -32,7 +32,7 @@ from metastore.spark_stats import (
 from metastore.spark_stats.histogram import histogram_payload, read_lz4_blocks
 from metastore.spark_stats.properties import COLUMN_PREFIX, DIGEST_KEY, read_large
 from metastore.spark_stats.values import java_double_text, java_float_text
-from metastore.vocabulary import python_decimal, union_member
+from metastore.thrift_stats import python_decimal, union_member
 
 pytestmark = [
     pytest.mark.spark,

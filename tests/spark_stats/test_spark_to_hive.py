@@ -13,7 +13,7 @@ import xxhash
 from spark_rows import COLUMNS, NUM_ROWS, TYPES, every_type, every_type_parameters
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert
+from metastore.hms.structs.statistics import stats_row
 from metastore.sketches import kll_count, kll_quantiles
 from metastore.spark_stats import (
     DIGEST_KEY,
@@ -25,7 +25,8 @@ from metastore.spark_stats import (
 )
 from metastore.spark_stats.histogram import decode_histogram, histogram_payload
 from metastore.spark_stats.properties import split_value
-from metastore.vocabulary import python_decimal, union_member
+from metastore.stats.validate import checked
+from metastore.thrift_stats import python_decimal, union_member
 
 P = "spark.sql.statistics.colStats."
 
@@ -93,7 +94,7 @@ def by_name(objs: list[t.ColumnStatisticsObj]) -> dict[str, Any]:
 def convert_all(params: dict[str, str]) -> dict[str, Any]:
     result = hive_statistics(params, COLUMNS)
     for obj in result.statistics:  # what the server will store accepts them
-        convert.stats_row(obj, TYPES[obj.colName])
+        checked(stats_row(obj, 0, "hive"), TYPES[obj.colName])
     return by_name(result.statistics)
 
 

@@ -1,0 +1,225 @@
+"""Every answer of the Thrift door's read calls is built here: Table structs (with the
+spark.sql.statistics.* parameters Spark's optimizer reads, derived from the Hive-format
+statistics), Partition structs, and ColumnStatisticsObj of stored statistics rows.
+
+One place, so that what changes an answer (the settings that return sketches, the Spark
+derivation) is in one module, and a cache of answers has one owner.
+
+Partition structs come from the plain rows of metastore.store.partition_rows; the structs of
+one answer share what is identical (one FieldSchema list per column list, one SerDeInfo for
+serdes that differ only by id and have no parameters, one empty SkewedInfo). They are built
+for the wire; no caller changes them in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sqlalchemy import Select
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore import spark_stats
+from metastore.config import Settings
+from metastore.hms.structs.statistics import stats_obj
+from metastore.hms.structs.tables import table_struct
+from metastore.stats import accurate, queries
+from metastore.stats.rows import StatsRow, as_row
+from metastore.store import lookup
+from metastore.store import models as m
+from metastore.store import partition_rows as pr
+from metastore.store.params import table_params
+from metastore.store.storage import load_storages
+from metastore.store.tables import partition_keys_of
+from metastore.vocabulary import DEFAULT_ENGINE
+
+
+class Answers:
+    """The answers of the read calls, for one server's settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.fetch_bitvector = settings.fetch_bitvector
+        self.fetch_histogram = settings.fetch_histogram
+
+    # -- statistics -----------------------------------------------------------------------
+
+    def stats_obj(self, row: Sequence[Any]) -> t.ColumnStatisticsObj:
+        """The ColumnStatisticsObj of a result row (metastore.stats.rows), with sketches as
+        the settings say."""
+        return stats_obj(
+            row, fetch_bitvector=self.fetch_bitvector, fetch_histogram=self.fetch_histogram
+        )
+
+    def column_statistics(self, desc: t.ColumnStatisticsDesc, row: StatsRow) -> t.ColumnStatistics:
+        """The ColumnStatistics of one column's stored ROW, described by DESC."""
+        desc.lastAnalyzed = row["LAST_ANALYZED"]
+        return t.ColumnStatistics(
+            statsDesc=desc,
+            statsObj=[self.stats_obj(as_row(row))],
+            engine=row["ENGINE"],
+        )
+
+    # -- tables ---------------------------------------------------------------------------
+
+    def tables(self, s: Session, db: m.Database, tables: Sequence[m.Table]) -> list[t.Table]:
+        """The Table structs of TABLES (of database DB), in a fixed number of queries, with
+        the spark.sql.statistics.* parameters Spark's optimizer reads derived from their
+        Hive-format statistics (metastore.spark_stats)."""
+        ids = [table.TBL_ID for table in tables]
+        storages = load_storages(s, [table.SD_ID for table in tables])
+        keys = partition_keys_of(s, ids)
+        params = table_params(s, ids)
+        described = [
+            i for i in ids if accurate.accurate_columns(params.get(i, {}).get(accurate.KEY))
+        ]
+        rows: dict[int, list[StatsRow]] = {}
+        for owner, row in queries.stats_rows(
+            s, queries.TABLE_LEVEL, described, None, DEFAULT_ENGINE
+        ):
+            rows.setdefault(owner, []).append(row)
+        structs = []
+        for table in tables:
+            storage = storages.get(table.SD_ID) if table.SD_ID else None
+            table_params_ = params.get(table.TBL_ID, {})
+            columns = storage.columns if storage is not None else []
+            spark_names = spark_stats.spark_column_names(table_params_)
+            named = [
+                (spark_names.get(c.COLUMN_NAME, c.COLUMN_NAME), c.TYPE_NAME or "") for c in columns
+            ]
+            served = spark_stats.with_spark_statistics(
+                table_params_, named, rows.get(table.TBL_ID, [])
+            )
+            structs.append(table_struct(table, db, storage, keys.get(table.TBL_ID, []), served))
+        return structs
+
+    def table(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
+        return self.tables(s, db, [table])[0]
+
+    # -- partitions -----------------------------------------------------------------------
+
+    def partitions(
+        self,
+        s: Session,
+        db: m.Database,
+        table: m.Table,
+        selection: Select[tuple[int]],
+        limit: int | None = None,
+    ) -> list[t.Partition]:
+        """The Partition structs of the partitions of TABLE (of DB) that SELECTION (from
+        pr.of_table) selects, ordered by PART_NAME in byte order (as HMS), at
+        most LIMIT of them (None or negative: all)."""
+        rows = pr.partition_rows(s, selection, limit)
+        if not rows:
+            return []
+        below = pr.Below(s, rows)
+        build_sd = _storage_builder(below)
+        db_name, table_name, catalog = db.NAME, table.TBL_NAME, db.CTLG_NAME
+        no_params: dict[str, str] = {}
+        return [
+            t.Partition(
+                values=below.values.get(row[pr.PART_ID], []),
+                dbName=db_name,
+                tableName=table_name,
+                createTime=row[pr.CREATE_TIME],
+                lastAccessTime=row[pr.LAST_ACCESS_TIME],
+                sd=build_sd(row) if row[pr.SD_ID] is not None else None,
+                # Spark reads the size and row count of partitions, and column statistics
+                # of tables only: partitions get the basic keys (no rows, no histograms).
+                parameters=spark_stats.with_spark_statistics(
+                    below.part_params.get(row[pr.PART_ID], no_params), [], []
+                ),
+                catName=catalog,
+            )
+            for row in rows
+        ]
+
+    def partition(
+        self,
+        s: Session,
+        db: m.Database,
+        table: m.Table,
+        part_name: str | None,
+        keys: list[str] | None = None,
+    ) -> t.Partition:
+        """The Partition struct of partition PART_NAME of TABLE (NotFound when it has none
+        of that name)."""
+        stored_name = lookup.existing_name(s, table, part_name, keys)
+        selection = pr.of_table(table.TBL_ID).where(pr.PARTITIONS.c.PART_NAME == stored_name)
+        found = self.partitions(s, db, table, selection)
+        if not found:
+            raise lookup.missing(f"partition {stored_name} of table {table.TBL_NAME}")
+        return found[0]
+
+    def partitions_of_rows(
+        self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
+    ) -> list[t.Partition]:
+        """The Partition structs of PARTITIONS (ORM rows a change has just written or is
+        about to delete), in name order."""
+        if not partitions:
+            return []
+        selection = pr.of_table(table.TBL_ID).where(
+            pr.PARTITIONS.c.PART_ID.in_([p.PART_ID for p in partitions])
+        )
+        return self.partitions(s, db, table, selection)
+
+
+def _storage_builder(below: pr.Below) -> Callable[[Any], t.StorageDescriptor]:
+    """A function from a row of partition_rows to its StorageDescriptor."""
+    serde_params, sd_params = below.serde_params, below.sd_params
+    buckets, skewed = below.buckets, below.skewed
+    columns = {
+        cd: [t.FieldSchema(name=n, type=ty, comment=c) for n, ty, c in cols]
+        for cd, cols in below.columns.items()
+    }
+    sorts = {sd: [t.Order(col=c, order=o) for c, o in cols] for sd, cols in below.sorts.items()}
+    no_columns: list[t.FieldSchema] = []
+    no_skew = t.SkewedInfo(skewedColNames=[], skewedColValues=[], skewedColValueLocationMaps={})
+    # Serdes without parameters, by their columns: one SerDeInfo for identical ones.
+    plain_serdes: dict[tuple[Any, ...], t.SerDeInfo] = {}
+
+    def serde_info(row: Any) -> t.SerDeInfo:
+        params = serde_params.get(row[pr.SERDE_ID])
+        key = tuple(row[pr.SERDE_NAME : pr.SERDE_TYPE + 1])
+        if params is None and key in plain_serdes:
+            return plain_serdes[key]
+        info = t.SerDeInfo(
+            name=row[pr.SERDE_NAME],
+            serializationLib=row[pr.SLIB],
+            parameters=params if params is not None else {},
+            description=row[pr.SERDE_DESCRIPTION],
+            serializerClass=row[pr.SERIALIZER_CLASS],
+            deserializerClass=row[pr.DESERIALIZER_CLASS],
+            serdeType=row[pr.SERDE_TYPE],
+        )
+        if params is None:
+            plain_serdes[key] = info
+        return info
+
+    def build(row: Any) -> t.StorageDescriptor:
+        sd_id = row[pr.SD_ID]
+        skew = skewed.get(sd_id)
+        return t.StorageDescriptor(
+            cols=columns.get(row[pr.CD_ID], no_columns) if row[pr.CD_ID] is not None else [],
+            location=row[pr.LOCATION],
+            inputFormat=row[pr.INPUT_FORMAT],
+            outputFormat=row[pr.OUTPUT_FORMAT],
+            compressed=row[pr.IS_COMPRESSED],
+            numBuckets=row[pr.NUM_BUCKETS],
+            serdeInfo=serde_info(row) if row[pr.SERDE_ID] is not None else None,
+            bucketCols=buckets.get(sd_id, []),
+            sortCols=sorts.get(sd_id, []),
+            parameters=sd_params.get(sd_id, {}),
+            skewedInfo=t.SkewedInfo(
+                skewedColNames=list(skew.names),
+                skewedColValues=[list(v) for v in skew.values],
+                skewedColValueLocationMaps={
+                    tuple(value): location for value, location in skew.locations
+                },
+            )
+            if skew is not None
+            else no_skew,
+            storedAsSubDirectories=row[pr.IS_STOREDASSUBDIRECTORIES],
+        )
+
+    return build

@@ -1,0 +1,413 @@
+"""Calls that add partitions and read them: add (one, several, the request), append (by values
+or name), get (by values, name, partial values, filter), list names.
+
+A partial specification (the `_ps` calls, Spark's `PARTITION (ds='x')` of a two-key table)
+lists values in key order; an empty value, or a missing one at the end, matches any value.
+As in HMS, the folder of an added partition is created when missing.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from sqlalchemy import Select
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore import names as naming
+from metastore import warehouse
+from metastore.errors import NotFound
+from metastore.hms.call import call
+from metastore.hms.handler import fast_stats
+from metastore.hms.handler.base import ServiceBase, properties
+from metastore.hms.structs import now
+from metastore.hms.structs import tables as table_structs
+from metastore.store import lookup, partition_rows
+from metastore.store import models as m
+from metastore.store.params import insert_params
+from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
+from metastore.store.partition_filter import queries as filter_queries
+from metastore.store.partitions import find_partitions, refresh_partition_statistics, with_values
+from metastore.store.storage import insert_storages, load_storages
+from metastore.store.tables import partition_key_types
+from metastore.store.transactions import on_commit
+
+
+class PartitionCalls(ServiceBase):
+    def _add_partitions(
+        self,
+        s: Session,
+        parts: Sequence[t.Partition],
+        if_not_exists: bool,
+        db_arg: str | None = None,
+        table_name: str | None = None,
+        catalog: str | None = None,
+        context: t.EnvironmentContext | None = None,
+    ) -> list[t.Partition]:
+        """Add PARTS (all of one table); returns the partitions added, as stored. A
+        partition whose folder exists already gets HMS's fast statistics (numFiles,
+        totalSize; see service.fast_stats) unless CONTEXT says not to."""
+        if not parts:
+            return []
+        first = parts[0]
+        db_arg = db_arg or first.dbName
+        table_name = table_name or first.tableName
+        try:
+            db, table = lookup.table(s, db_arg, table_name, catalog or first.catName)
+        except NotFound as e:
+            raise t.InvalidObjectException(e.message) from None
+        keys = lookup.partition_keys(s, table)
+        if not keys:
+            raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
+        table_storage = load_storages(s, [table.SD_ID]).get(table.SD_ID or -1)
+        wanted: dict[str, tuple[t.Partition, list[str]]] = {}
+        for part in parts:
+            if (
+                naming.identifier(part.dbName or db.NAME) != db.NAME
+                or naming.identifier(part.tableName or table.TBL_NAME) != table.TBL_NAME
+            ):
+                raise t.MetaException(
+                    f"partitions of {part.dbName}.{part.tableName} in a request for "
+                    f"{db.NAME}.{table.TBL_NAME}"
+                )
+            values = list(part.values or [])
+            if len(values) != len(keys) or any(v is None or v == "" for v in values):
+                raise t.InvalidObjectException(
+                    f"partition values {values} do not match the keys ({', '.join(keys)}) of "
+                    f"{db.NAME}.{table.TBL_NAME}: one non-empty value per key is needed"
+                )
+            part_name = naming.make_partition_name(keys, values)
+            if part_name in wanted and not if_not_exists:
+                raise t.AlreadyExistsException(f"partition {part_name} is given twice")
+            wanted.setdefault(part_name, (part, values))
+        existing = {p.PART_NAME for p in find_partitions(s, table.TBL_ID, list(wanted))}
+        if existing and not if_not_exists:
+            raise t.AlreadyExistsException(
+                f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
+            )
+        new = [
+            (name, part, values) for name, (part, values) in wanted.items() if name not in existing
+        ]
+        storages = []
+        for name, part, _ in new:
+            storage = table_structs.storage_rows(
+                part.sd or table_structs.storage_struct(table_storage)
+            )
+            if part.sd is None or not part.sd.location:
+                base = table_storage.sd.LOCATION if table_storage else None
+                storage.sd.LOCATION = f"{base}/{name}" if base else None
+            storages.append(storage)
+        storage_by_part = {name: st for (name, _, _), st in zip(new, storages, strict=True)}
+        sd_ids = insert_storages(
+            s, storages, reuse_cd_ids=[table_storage.sd.CD_ID if table_storage else None]
+        )
+        added = [
+            m.Partition(
+                TBL_ID=table.TBL_ID,
+                PART_NAME=name,
+                CREATE_TIME=part.createTime or now(),
+                LAST_ACCESS_TIME=part.lastAccessTime or 0,
+                SD_ID=sd_id,
+            )
+            for (name, part, _), sd_id in zip(new, sd_ids, strict=True)
+        ]
+        s.add_all(added)
+        s.flush()
+        for row, (_, part, values) in zip(added, new, strict=True):
+            s.add_all(
+                m.PartitionKeyValue(PART_ID=row.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
+                for i, v in enumerate(values)
+            )
+            params = dict(part.parameters or {})
+            params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
+            location = storage_by_part[row.PART_NAME].sd.LOCATION
+            existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
+            fast_stats.on_create(params, location, not existed, properties(context))
+            insert_params(s, m.PartitionParam, row.PART_ID, params)
+        s.flush()
+        refresh_partition_statistics(s)
+        if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
+            for storage in storages:
+                on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))
+        return self.answers.partitions_of_rows(s, db, table, added)
+
+    @call(write=True)
+    def add_partition(self, s: Session, new_part: t.Partition) -> t.Partition:
+        if new_part is None:
+            raise t.InvalidObjectException("no partition given")
+        return self._add_partitions(s, [new_part], if_not_exists=False)[0]
+
+    @call(write=True)
+    def add_partition_with_environment_context(
+        self, s: Session, new_part: t.Partition, environment_context: t.EnvironmentContext | None
+    ) -> t.Partition:
+        if new_part is None:
+            raise t.InvalidObjectException("no partition given")
+        return self._add_partitions(
+            s, [new_part], if_not_exists=False, context=environment_context
+        )[0]
+
+    def _append(
+        self, s: Session, db_name: str, tbl_name: str, values: list[str] | None
+    ) -> t.Partition:
+        """A new partition of VALUES with the table's storage (append_partition*)."""
+        part = t.Partition(values=values, dbName=db_name, tableName=tbl_name, parameters={})
+        return self._add_partitions(s, [part], False, db_name, tbl_name)[0]
+
+    def _values_of_name(self, s: Session, db_name: str, tbl_name: str, part_name: str) -> list[str]:
+        try:
+            _, table = lookup.table(s, db_name, tbl_name)
+        except NotFound as e:
+            raise t.InvalidObjectException(e.message) from None
+        try:
+            return naming.partition_values(part_name or "", lookup.partition_keys(s, table))
+        except naming.InvalidNameError as e:
+            raise t.InvalidObjectException(str(e)) from None
+
+    @call(write=True)
+    def append_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
+    ) -> t.Partition:
+        return self._append(s, db_name, tbl_name, part_vals)
+
+    @call(write=True)
+    def append_partition_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        environment_context: t.EnvironmentContext | None,
+    ) -> t.Partition:
+        return self._append(s, db_name, tbl_name, part_vals)
+
+    @call(write=True)
+    def append_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str
+    ) -> t.Partition:
+        values = self._values_of_name(s, db_name, tbl_name, part_name)
+        return self._append(s, db_name, tbl_name, values)
+
+    @call(write=True)
+    def append_partition_by_name_with_environment_context(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_name: str,
+        environment_context: t.EnvironmentContext | None,
+    ) -> t.Partition:
+        values = self._values_of_name(s, db_name, tbl_name, part_name)
+        return self._append(s, db_name, tbl_name, values)
+
+    @call(write=True)
+    def add_partitions(self, s: Session, new_parts: list[t.Partition] | None) -> int:
+        if new_parts is None:
+            raise t.MetaException("no partition list given")
+        tables = (
+            {(p.dbName or "").lower() for p in new_parts},
+            {(p.tableName or "").lower() for p in new_parts},
+        )
+        if len(tables[0]) > 1 or len(tables[1]) > 1:
+            raise t.MetaException("add_partitions takes partitions of one table only")
+        return len(self._add_partitions(s, new_parts, if_not_exists=False))
+
+    @call(write=True)
+    def add_partitions_req(
+        self, s: Session, request: t.AddPartitionsRequest
+    ) -> t.AddPartitionsResult:
+        if request is None or not request.dbName or not request.tblName or request.parts is None:
+            raise t.InvalidObjectException("AddPartitionsRequest needs dbName, tblName and parts")
+        added = self._add_partitions(
+            s,
+            request.parts,
+            bool(request.ifNotExists),
+            request.dbName,
+            request.tblName,
+            request.catName,
+        )
+        return t.AddPartitionsResult(partitions=added if request.needResult is not False else None)
+
+    @call(write=False)
+    def get_partition(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str]
+    ) -> t.Partition:
+        db, table = lookup.table(s, db_name, tbl_name)
+        keys = lookup.partition_keys(s, table)
+        if len(part_vals or []) != len(keys) or not keys:
+            raise NotFound(
+                f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
+            )
+        name = naming.make_partition_name(keys, part_vals)
+        return self.answers.partition(s, db, table, name, keys)
+
+    @call(write=False)
+    def get_partition_by_name(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str
+    ) -> t.Partition:
+        db, table = lookup.table(s, db_name, tbl_name)
+        return self.answers.partition(s, db, table, part_name)
+
+    @call(write=False)
+    def get_partitions(
+        self, s: Session, db_name: str, tbl_name: str, max_parts: int
+    ) -> list[t.Partition]:
+        db, table = lookup.table(s, db_name, tbl_name)
+        return self.answers.partitions(
+            s, db, table, partition_rows.of_table(table.TBL_ID), max_parts
+        )
+
+    @call(write=False)
+    def get_partitions_by_names(
+        self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
+    ) -> list[t.Partition]:
+        db, table = lookup.table(s, db_name, tbl_name)
+        keys = lookup.partition_keys(s, table) if names else []
+        stored = []
+        for name in names or []:
+            try:
+                stored.append(lookup.partition_name(s, table, name, keys))
+            except naming.InvalidNameError:
+                continue  # HMS leaves out names it cannot find
+        if not stored:
+            return []
+        selection = partition_rows.of_table(table.TBL_ID).where(
+            partition_rows.PARTITIONS.c.PART_NAME.in_(stored)
+        )
+        return self.answers.partitions(s, db, table, selection)
+
+    @call(write=False)
+    def get_partition_names(
+        self, s: Session, db_name: str, tbl_name: str, max_parts: int
+    ) -> list[str]:
+        _, table = lookup.table(s, db_name, tbl_name)
+        return partition_rows.partition_names(s, partition_rows.of_table(table.TBL_ID), max_parts)
+
+    # -- partial specifications -----------------------------------------------------------
+
+    def _by_partial_values(
+        self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
+    ) -> tuple[m.Database, m.Table, Select[tuple[int]]]:
+        """The database, the table and the selection of its partitions that PART_VALS
+        (a partial specification) matches."""
+        database, table = lookup.table(s, db_name, tbl_name)
+        keys = lookup.partition_keys(s, table)
+        values = list(part_vals or [])
+        if len(values) > len(keys):
+            raise t.MetaException(
+                f"{len(values)} partition values given for the {len(keys)} partition keys "
+                f"({', '.join(keys)}) of {database.NAME}.{table.TBL_NAME}"
+            )
+        selection = with_values(partition_rows.of_table(table.TBL_ID), values)
+        return database, table, selection
+
+    @call(write=False)
+    def get_partitions_ps(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+    ) -> list[t.Partition]:
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return self.answers.partitions(s, database, table, found, max_parts)
+
+    @call(write=False)
+    def get_partitions_ps_with_auth(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+        user_name: str | None,
+        group_names: list[str] | None,
+    ) -> list[t.Partition]:
+        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return self.answers.partitions(s, database, table, found, max_parts)
+
+    @call(write=False, one_query=True)
+    def get_partition_names_ps(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+    ) -> list[str]:
+        """One statement when it finds names, the table's lookup included (Trino lists a
+        partition's names this way for every query). A name has a component per key, so
+        the first one tells whether more values than keys were given; without names, the
+        general path tells an unknown table or too many values from no partitions."""
+        values = list(part_vals or [])
+        catalog, db = naming.split_catalog(db_name)
+        found = (
+            partition_rows.names_by_values(
+                s, catalog, naming.identifier(db), naming.identifier(tbl_name), values, max_parts
+            )
+            if db and tbl_name
+            else []
+        )
+        if not found or len(values) > found[0].count("/") + 1:
+            # Raises for an unknown table or too many values; else there were no names.
+            self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return found
+
+    @call(write=False)
+    def get_partition_with_auth(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        user_name: str | None,
+        group_names: list[str] | None,
+    ) -> t.Partition:
+        database, table = lookup.table(s, db_name, tbl_name)
+        keys = lookup.partition_keys(s, table)
+        if not keys or len(part_vals or []) != len(keys):
+            raise NotFound(
+                f"partition values {part_vals} do not match the keys of "
+                f"{database.NAME}.{table.TBL_NAME}"
+            )
+        assert part_vals is not None
+        name = naming.make_partition_name(keys, part_vals)
+        return self.answers.partition(s, database, table, name, keys)
+
+    # -- filters --------------------------------------------------------------------------
+
+    def _filtered(
+        self, s: Session, db_name: str, tbl_name: str, filter_text: str | None
+    ) -> tuple[m.Database, m.Table, list[tuple[str, str]], Filter]:
+        database, table = lookup.table(s, db_name, tbl_name)
+        keys = partition_key_types(s, table.TBL_ID)
+        try:
+            return database, table, keys, parse_filter(filter_text or "")
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None
+
+    @call(write=False)
+    def get_partitions_by_filter(
+        self, s: Session, db_name: str, tbl_name: str, filter: str | None, max_parts: int
+    ) -> list[t.Partition]:
+        """The partitions FILTER selects (HMS's filter grammar, evaluated by the database;
+        see metastore.store.partition_filter), in name order. A filter that does not parse is a
+        MetaException starting "Error parsing partition filter", which Spark relies on."""
+        database, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
+        try:
+            found = filter_queries.partitions_by_filter(s, table.TBL_ID, keys, flt)
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None
+        return self.answers.partitions(s, database, table, found, max_parts)
+
+    @call(write=False)
+    def get_num_partitions_by_filter(
+        self, s: Session, db_name: str, tbl_name: str, filter: str | None
+    ) -> int:
+        _, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
+        try:
+            return filter_queries.count_partitions_by_filter(s, table.TBL_ID, keys, flt)
+        except PartitionFilterError as e:
+            raise t.MetaException(str(e)) from None

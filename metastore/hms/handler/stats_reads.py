@@ -1,0 +1,105 @@
+"""Calls that read column statistics: the single-object getters, the batch *_req reads
+(one SQL query each) and get_aggr_stats_for. The reads are the core's
+(metastore.stats.reads); the answers are built by metastore.hms.answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from hive_metastore_thrift import ttypes as t
+from metastore.hms.call import call
+from metastore.hms.handler.base import ServiceBase
+from metastore.stats import reads
+from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
+from metastore.stats.rows import as_row
+from metastore.store import lookup
+
+
+def _target(request: Any, with_partitions: bool) -> reads.StatsTarget:
+    """The StatsTarget of a TableStatsRequest or PartitionsStatsRequest (None included)."""
+
+    def field(name: str) -> Any:
+        return getattr(request, name, None)
+
+    return reads.target(
+        field("dbName"),
+        field("tblName"),
+        field("colNames"),
+        field("partNames"),
+        catalog=field("catName"),
+        engine=field("engine"),
+        with_partitions=with_partitions,
+    )
+
+
+class StatisticsReads(ServiceBase):
+    @call(write=False)
+    def get_table_column_statistics(
+        self, s: Session, db_name: str, tbl_name: str, col_name: str
+    ) -> t.ColumnStatistics:
+        db, table = lookup.table(s, db_name, tbl_name)
+        row = reads.column_statistics(
+            s,
+            TABLE_LEVEL,
+            table.TBL_ID,
+            table.SD_ID,
+            col_name,
+            f"table {db.NAME}.{table.TBL_NAME}",
+        )
+        desc = t.ColumnStatisticsDesc(
+            isTblLevel=True, dbName=db.NAME, tableName=table.TBL_NAME, catName=db.CTLG_NAME
+        )
+        return self.answers.column_statistics(desc, row)
+
+    @call(write=False)
+    def get_partition_column_statistics(
+        self, s: Session, db_name: str, tbl_name: str, part_name: str, col_name: str
+    ) -> t.ColumnStatistics:
+        db, table = lookup.table(s, db_name, tbl_name)
+        partition = lookup.partition(s, table, part_name)
+        row = reads.column_statistics(
+            s,
+            PARTITION_LEVEL,
+            partition.PART_ID,
+            partition.SD_ID,
+            col_name,
+            f"partition {partition.PART_NAME} of {db.NAME}.{table.TBL_NAME}",
+        )
+        desc = t.ColumnStatisticsDesc(
+            isTblLevel=False,
+            dbName=db.NAME,
+            tableName=table.TBL_NAME,
+            partName=partition.PART_NAME,
+            catName=db.CTLG_NAME,
+        )
+        return self.answers.column_statistics(desc, row)
+
+    @call(write=False, one_query=True)
+    def get_table_statistics_req(
+        self, s: Session, request: t.TableStatsRequest
+    ) -> t.TableStatsResult:
+        rows = reads.table_statistics(s, _target(request, with_partitions=False))
+        return t.TableStatsResult(tableStats=[self.answers.stats_obj(r) for r in rows])
+
+    @call(write=False, one_query=True)
+    def get_partitions_statistics_req(
+        self, s: Session, request: t.PartitionsStatsRequest
+    ) -> t.PartitionsStatsResult:
+        rows = reads.partition_statistics(s, _target(request, with_partitions=True))
+        result: dict[str, list[t.ColumnStatisticsObj]] = {}
+        for row in rows:
+            result.setdefault(row[0], []).append(self.answers.stats_obj(row[1:]))
+        return t.PartitionsStatsResult(partStats=result)
+
+    @call(write=False)
+    def get_aggr_stats_for(self, s: Session, request: t.PartitionsStatsRequest) -> t.AggrStats:
+        merged, found = reads.aggregate_statistics(
+            s,
+            _target(request, with_partitions=True),
+            merge_histograms=self.settings.fetch_histogram,
+        )
+        return t.AggrStats(
+            colStats=[self.answers.stats_obj(as_row(row)) for row in merged], partsFound=found
+        )

@@ -1,0 +1,657 @@
+"""The Thrift server: one event loop owns every socket, a pool of worker threads runs calls.
+
+Why this shape: HMS clients keep their connection open between calls, and a pool that gives
+each connection a thread lets idle connections (a connection pool, a port scanner) take every
+thread. Here the loop (a `selectors` loop in the thread that calls serve_forever) waits on all
+connections at once and reads what arrives; a worker is given a connection only when a whole
+request is there (metastore.hms.wire finds where an unframed request ends), runs it, writes the
+reply and hands the connection back. So:
+
+* an idle connection costs a socket and a few hundred bytes, no thread;
+* a slow or half-sent request costs no worker, only buffer space, until `request_timeout`;
+* a connection runs one call at a time, in order; calls of different connections run in
+  parallel on up to `workers` threads;
+* malformed input, limits exceeded, a client gone mid-call: one WARNING line naming the peer
+  and the reason, a counter, and the connection closed (never a traceback; an unexpected
+  error inside a handler is still logged with its traceback by the `call` decorator);
+* at `max_connections` open connections, a new one is accepted and closed at once (the client
+  sees the connection closed and can retry or fail over), with a WARNING at most every 10 s;
+* a connection idle for `idle_timeout` is closed (HMS clients reconnect on their next call).
+
+TLS handshakes run in the loop (non-blocking); Kerberos negotiation frames are read by the
+loop and answered by a worker (a GSSAPI step reads the keytab and the replay cache).
+
+Shutdown (stop(), SIGINT, SIGTERM): stop accepting, close idle connections, let calls in
+progress finish and write their replies, then close those connections too.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import enum
+import logging
+import selectors
+import signal
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from types import FrameType
+
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
+from thrift.protocol.TProtocol import TProtocolBase, TProtocolException
+from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.transport.TTransport import TMemoryBuffer, TTransportException
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from metastore.access import ConnectionContext, release_connection, use_connection
+from metastore.config import Settings
+from metastore.hms.handler import Handler
+from metastore.hms.security import Security
+from metastore.hms.security import build as build_security
+from metastore.hms.wire import Codec, Limits, Message, Negotiation, ProtocolError
+
+log = logging.getLogger(__name__)
+
+_READ_SIZE = 256 * 1024
+_SWEEP_SECONDS = 0.5
+_LIMIT_WARNING_SECONDS = 10.0
+_ACCEPTS_PER_WAKEUP = 64
+# Decoding errors of a request that passed the scanner (a string that is not UTF-8, a field
+# of the wrong type): bad input, not a server bug.
+_BAD_REQUEST = (TProtocolException, TTransportException, EOFError, UnicodeDecodeError)
+
+
+class _State(enum.Enum):
+    HANDSHAKE = "handshake"  # TLS handshake in progress, in the loop
+    WAITING = "waiting"  # registered with the selector for the next request
+    BUSY = "busy"  # a worker has it
+    CLOSED = "closed"
+
+
+@dataclasses.dataclass
+class Counters:
+    """What the server has seen since it started (logged when it stops)."""
+
+    accepted: int = 0
+    refused_at_limit: int = 0
+    closed_idle: int = 0
+    timed_out: int = 0
+    bad_input: int = 0
+    disconnected: int = 0
+    """Clients gone in the middle of a request or a call."""
+    refused_authentication: int = 0
+    calls: int = 0
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def add(self, name: str) -> None:
+        with self._lock:
+            setattr(self, name, getattr(self, name) + 1)
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+
+class _Client:
+    """A connection as the loop tracks it."""
+
+    __slots__ = ("call", "codec", "context", "deadline", "ready", "received", "sock", "state")
+
+    def __init__(self, sock: socket.socket, context: ConnectionContext, codec: Codec) -> None:
+        self.sock = sock
+        self.context = context
+        self.codec = codec
+        self.state = _State.WAITING
+        self.ready = False  # TLS handshake or Kerberos negotiation done (or none needed)
+        self.deadline = 0.0
+        self.received = 0
+        self.call: str | None = None
+
+    @property
+    def peer(self) -> str:
+        return self.context.peer
+
+
+# The calls of Hive's ACID tables; colstats serves non-transactional tables only.
+_TRANSACTION_CALLS = frozenset(
+    {
+        "open_txns",
+        "commit_txn",
+        "abort_txn",
+        "abort_txns",
+        "get_open_txns",
+        "get_open_txns_info",
+        "get_open_txns_req",
+        "lock",
+        "check_lock",
+        "unlock",
+        "show_locks",
+        "heartbeat",
+        "heartbeat_txn_range",
+        "allocate_table_write_ids",
+        "get_valid_write_ids",
+        "add_dynamic_partitions",
+        "compact",
+        "compact2",
+        "show_compact",
+        "replTableWriteIdState",
+        "commit_txn_in_streaming",
+    }
+)
+
+
+def unserved(method: str) -> str:
+    """The message of the answer to a call colstats does not serve."""
+    if method in _TRANSACTION_CALLS:
+        return (
+            f"Unknown function {method}: colstats does not serve transactions and locks "
+            "(ACID tables); use non-transactional tables"
+        )
+    return f"Unknown function {method}: colstats does not serve this call"
+
+
+class Processor(ThriftHiveMetastore.Processor):
+    """The generated processor, with a clear answer to the calls colstats does not serve and
+    none to a oneway message it does not know (the client reads no answer)."""
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(handler)  # type: ignore[no-untyped-call]  # generated, untyped
+
+    def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
+        name, kind, seqid = iprot.readMessageBegin()
+        if self._on_message_begin:  # TProcessor's hook, as the generated process calls it
+            self._on_message_begin(name, kind, seqid)
+        if name in self._processMap:
+            serve: Callable[..., None] = self._processMap[name]
+            serve(self, seqid, iprot, oprot)
+            return True
+        iprot.skip(TType.STRUCT)
+        iprot.readMessageEnd()
+        log.info("unserved call %s", name)
+        if kind == TMessageType.ONEWAY:
+            return None
+        error = TApplicationException(TApplicationException.UNKNOWN_METHOD, unserved(name))
+        oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+        error.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
+        return None
+
+
+class MetastoreServer:
+    """Serves HANDLER on HOST:PORT until stop() is called (port 0 picks a free port)."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        host: str,
+        port: int,
+        *,
+        framed: bool = False,
+        workers: int = 100,
+        security: Security | None = None,
+        max_connections: int = 10_000,
+        idle_timeout: float = 3600.0,
+        request_timeout: float = 60.0,
+        limits: Limits | None = None,
+    ) -> None:
+        self._processor = Processor(handler)
+        self._limits = limits or Limits()
+        self._protocols = TBinaryProtocolAcceleratedFactory(
+            string_length_limit=self._limits.max_message_size,
+            container_length_limit=self._limits.max_container_size,
+        )
+        self._security = security or Security(framed=framed)
+        self._max_connections = max_connections
+        self._idle_timeout = idle_timeout
+        self._request_timeout = request_timeout
+        self._listener = socket.create_server((host, port), backlog=4096)
+        self._listener.setblocking(False)
+        self._selector = selectors.DefaultSelector()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="metastore")
+        self._clients: dict[int, _Client] = {}
+        self._returned: collections.deque[tuple[_Client, bool]] = collections.deque()
+        self._stopping = threading.Event()
+        self._accept_paused = False
+        self._limit_warned = 0.0
+        self._limit_refused = 0
+        self.counters = Counters()
+        self.host = host
+        self.port: int = self._listener.getsockname()[1]
+        self.framed = self._security.framed
+
+    @classmethod
+    def from_settings(
+        cls,
+        handler: Handler,
+        settings: Settings,
+        *,
+        host: str | None = None,
+        port: int | None = None,
+        security: Security | None = None,
+    ) -> MetastoreServer:
+        """A server as SETTINGS describe it (HOST, PORT and SECURITY, when given, instead of
+        theirs); SettingsError when the security settings cannot be used."""
+        return cls(
+            handler,
+            settings.host if host is None else host,
+            settings.port if port is None else port,
+            workers=settings.workers,
+            security=security or build_security(settings),
+            max_connections=settings.max_connections,
+            idle_timeout=settings.idle_timeout,
+            request_timeout=settings.request_timeout,
+            limits=Limits(settings.max_message_size, settings.max_container_size),
+        )
+
+    # -- running and stopping --------------------------------------------------------------
+
+    def serve_forever(self) -> None:
+        """Serve until stop(); then let calls in progress finish and close everything."""
+        log.info(
+            "serving the Hive Metastore protocol on %s:%d (%s, %s transport)",
+            self.host,
+            self.port,
+            self._security.mode,
+            "framed" if self.framed else "unframed",
+        )
+        self._selector.register(self._listener, selectors.EVENT_READ, None)
+        self._selector.register(self._wake_r, selectors.EVENT_READ, None)
+        draining = False
+        next_sweep = time.monotonic() + _SWEEP_SECONDS
+        try:
+            while True:
+                if self._stopping.is_set() and not draining:
+                    draining = True
+                    self._begin_drain()
+                if draining and not self._clients:
+                    break
+                for key, mask in self._selector.select(timeout=_SWEEP_SECONDS):
+                    if key.fileobj is self._listener:
+                        self._accept()
+                    elif key.fileobj is self._wake_r:
+                        self._drain_wakeups()
+                    else:
+                        self._on_event(key.data, mask)
+                self._take_back()
+                now = time.monotonic()
+                if now >= next_sweep:
+                    self._sweep(now)
+                    next_sweep = now + _SWEEP_SECONDS
+        finally:
+            for client in list(self._clients.values()):
+                if client.state is not _State.BUSY:
+                    self._close(client)
+            self._pool.shutdown(wait=True)
+            for client in list(self._clients.values()):
+                self._close(client)
+            self._selector.close()
+            self._listener.close()
+            self._wake_r.close()
+            self._wake_w.close()
+            counts = ", ".join(f"{k} {v}" for k, v in self.counters.snapshot().items())
+            log.info("stopped (%s)", counts)
+
+    def stop(self) -> None:
+        """Stop accepting and close idle connections; calls in progress complete their reply."""
+        self._stopping.set()
+        self._wake()
+
+    def install_signal_handlers(self) -> None:
+        def handle(signum: int, _frame: FrameType | None) -> None:
+            log.info("received %s, shutting down", signal.Signals(signum).name)
+            self.stop()
+
+        signal.signal(signal.SIGINT, handle)
+        signal.signal(signal.SIGTERM, handle)
+
+    def _begin_drain(self) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(self._listener)
+        self._listener.close()
+        for client in list(self._clients.values()):
+            if client.state is not _State.BUSY:
+                self._close(client)
+
+    def _wake(self) -> None:
+        with contextlib.suppress(OSError):
+            self._wake_w.send(b"\0")
+
+    def _drain_wakeups(self) -> None:
+        with contextlib.suppress(OSError):
+            while self._wake_r.recv(4096):
+                pass
+
+    # -- the loop's side: accepting, reading, timing out -------------------------------------
+
+    def _accept(self) -> None:
+        for _ in range(_ACCEPTS_PER_WAKEUP):
+            try:
+                sock, address = self._listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as e:  # e.g. out of file descriptors: pause until the next sweep
+                self._limit_warning(f"cannot accept a connection: {e}")
+                with contextlib.suppress(KeyError, ValueError):
+                    self._selector.unregister(self._listener)
+                self._accept_paused = True
+                return
+            peer = f"{address[0]}:{address[1]}"
+            if len(self._clients) >= self._max_connections:
+                self._limit_warning(
+                    f"connection from {peer} closed: max_connections "
+                    f"({self._max_connections}) are open"
+                )
+                self.counters.add("refused_at_limit")
+                sock.close()
+                continue
+            self.counters.add("accepted")
+            self._start(sock, peer)
+
+    def _limit_warning(self, message: str) -> None:
+        now = time.monotonic()
+        self._limit_refused += 1
+        if now - self._limit_warned >= _LIMIT_WARNING_SECONDS:
+            more = f" ({self._limit_refused - 1} more since the last warning)"
+            log.warning("%s%s", message, more if self._limit_refused > 1 else "")
+            self._limit_warned, self._limit_refused = now, 0
+
+    def _start(self, sock: socket.socket, peer: str) -> None:
+        sock.setblocking(False)
+        if sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        security = self._security
+        context = ConnectionContext(peer)
+        if security.tls is not None:
+            sock = security.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        client = _Client(sock, context, security.codec(self._limits))
+        client.deadline = time.monotonic() + self._request_timeout
+        self._clients[sock.fileno()] = client
+        log.debug("connection from %s", peer)
+        if security.tls is not None:
+            client.state = _State.HANDSHAKE
+            self._handshake(client)
+        elif security.kerberos is None:
+            client.ready = True
+            self._next(client)  # waits for the first request, under idle_timeout
+        else:
+            self._watch(client)  # waits for the negotiation, under request_timeout
+
+    def _on_event(self, client: _Client, mask: int) -> None:
+        if client.state is _State.HANDSHAKE:
+            self._handshake(client)
+        elif client.state is _State.WAITING:
+            self._read(client)
+
+    def _handshake(self, client: _Client) -> None:
+        sock = client.sock
+        assert isinstance(sock, ssl.SSLSocket)
+        try:
+            sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._watch(client)
+            return
+        except ssl.SSLWantWriteError:
+            self._watch(client, selectors.EVENT_WRITE)
+            return
+        except (ssl.SSLEOFError, ConnectionResetError, BrokenPipeError) as e:
+            self._gone(client, _reason(e))  # a client (or a port scanner) that went away
+            return
+        except (ssl.SSLError, OSError) as e:
+            self._refuse(client, f"TLS handshake failed: {_reason(e)}", "refused_authentication")
+            return
+        client.state = _State.WAITING
+        client.ready = True
+        self._security.tls_established(client.context, sock)
+        log.debug("%s: TLS established (%s)", client.peer, sock.version())
+        self._read(client)  # the request may have come with the handshake's last flight
+
+    def _read(self, client: _Client) -> None:
+        sock = client.sock
+        try:
+            data = sock.recv(_READ_SIZE)
+            if isinstance(sock, ssl.SSLSocket):
+                while data and sock.pending():  # decrypted bytes the selector cannot see
+                    data += sock.recv(sock.pending())
+        except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
+            self._watch(client)
+            return
+        except OSError as e:
+            self._gone(client, _reason(e))
+            return
+        if not data:
+            self._gone(client, None)
+            return
+        client.received += len(data)
+        client.codec.feed(data)
+        self._next(client)
+
+    def _next(self, client: _Client) -> None:
+        """Hand the next complete request to a worker, or wait for more bytes."""
+        try:
+            unit = client.codec.next_message()
+        except ProtocolError as e:
+            self._refuse(client, e.reason, "bad_input", reply=e.reply)
+            return
+        now = time.monotonic()
+        if unit is None:
+            if client.ready and not client.codec.pending:
+                client.call = None
+                client.deadline = now + self._idle_timeout if self._idle_timeout else float("inf")
+            elif client.ready and client.call is None:
+                client.call = ""  # a request has started: it has request_timeout to arrive
+                client.deadline = now + self._request_timeout
+            self._watch(client)
+            return
+        self._unwatch(client)
+        client.state = _State.BUSY
+        client.call = unit.name if isinstance(unit, Message) else "SASL negotiation"
+        self._pool.submit(self._work, client, unit)
+
+    def _take_back(self) -> None:
+        """Connections whose call is done: wait for their next request, or close them."""
+        while self._returned:
+            client, keep = self._returned.popleft()
+            if not keep or self._stopping.is_set():
+                self._close(client)
+                continue
+            client.state = _State.WAITING
+            client.call = None
+            if not client.ready and self._security.kerberos is not None:
+                client.ready = client.context.authenticated
+            sock = client.sock
+            if isinstance(sock, ssl.SSLSocket) and sock.pending():
+                self._read(client)
+            else:
+                self._next(client)
+
+    def _sweep(self, now: float) -> None:
+        """Close connections past their deadline; accept again after a failed accept."""
+        if self._accept_paused and not self._stopping.is_set():
+            self._accept_paused = False
+            self._selector.register(self._listener, selectors.EVENT_READ, None)
+        for client in list(self._clients.values()):
+            if client.state is _State.BUSY or now < client.deadline:
+                continue
+            if not client.ready:
+                what = "TLS handshake" if client.state is _State.HANDSHAKE else "authentication"
+                self._refuse(
+                    client,
+                    f"{what} not completed within {self._request_timeout:g} s",
+                    "timed_out",
+                )
+            elif client.call is not None:
+                self._refuse(
+                    client,
+                    f"request not complete within {self._request_timeout:g} s "
+                    f"({client.codec.pending} bytes received)",
+                    "timed_out",
+                )
+            else:
+                log.debug("%s: closed after %g s idle", client.peer, self._idle_timeout)
+                self.counters.add("closed_idle")
+                self._close(client)
+
+    def _gone(self, client: _Client, error: str | None) -> None:
+        """The client closed its connection (ERROR: how it failed)."""
+        if client.codec.pending or (not client.ready and client.received):
+            where = "during the handshake" if not client.ready else "in the middle of a request"
+            detail = f": {error}" if error else ""
+            log.warning(
+                "%s closed the connection %s (%d bytes received)%s",
+                client.peer,
+                where,
+                client.codec.pending or client.received,
+                detail,
+            )
+            self.counters.add("disconnected")
+        else:
+            log.debug("%s closed the connection", client.peer)
+        self._close(client)
+
+    def _refuse(self, client: _Client, reason: str, counter: str, reply: bytes = b"") -> None:
+        """Log and count the refusal, then send REPLY (the peer's last word) and close. The
+        record comes first: a client may act on REPLY at once, before the connection closes."""
+        log.warning("%s: %s; connection closed", client.peer, reason)
+        self.counters.add(counter)
+        if reply:
+            with contextlib.suppress(OSError):
+                client.sock.send(reply)
+        self._close(client)
+
+    def _watch(self, client: _Client, events: int = selectors.EVENT_READ) -> None:
+        try:
+            self._selector.modify(client.sock, events, client)
+        except KeyError:
+            self._selector.register(client.sock, events, client)
+
+    def _unwatch(self, client: _Client) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(client.sock)
+
+    def _close(self, client: _Client) -> None:
+        if client.state is _State.CLOSED:
+            return
+        self._unwatch(client)
+        self._clients.pop(client.sock.fileno(), None)
+        client.state = _State.CLOSED
+        with contextlib.suppress(OSError):
+            client.sock.close()
+
+    # -- the workers' side: negotiation steps and calls -------------------------------------
+
+    def _work(self, client: _Client, unit: Message | Negotiation) -> None:
+        keep = False
+        try:
+            if isinstance(unit, Negotiation):
+                keep = self._negotiate(client, unit)
+            else:
+                keep = self._call(client, unit)
+        except Exception:
+            log.exception("%s: unexpected error serving %s", client.peer, client.call)
+        finally:
+            self._returned.append((client, keep))
+            self._wake()
+
+    def _call(self, client: _Client, message: Message) -> bool:
+        requests, replies = TMemoryBuffer(message.data), TMemoryBuffer()
+        token = use_connection(client.context)
+        try:
+            self._processor.process(
+                self._protocols.getProtocol(requests), self._protocols.getProtocol(replies)
+            )
+        except _BAD_REQUEST as e:
+            log.warning(
+                "%s: malformed %s request: %s; connection closed",
+                client.peer,
+                message.name,
+                _reason(e),
+            )
+            self.counters.add("bad_input")
+            return False
+        finally:
+            release_connection(token)
+        self.counters.add("calls")
+        reply = replies.getvalue()
+        if message.oneway or not reply:
+            return True
+        if self._peer_closed(client.sock):
+            log.warning(
+                "%s disconnected during %s; its reply is dropped", client.peer, message.name
+            )
+            self.counters.add("disconnected")
+            return False
+        return self._send(client, client.codec.encode(reply), f"the reply to {message.name}")
+
+    def _negotiate(self, client: _Client, frame: Negotiation) -> bool:
+        from metastore.hms.sasl import SaslCodec, SaslRefused
+
+        codec = client.codec
+        assert isinstance(codec, SaslCodec)
+        try:
+            reply = codec.server.receive(frame.status, frame.payload)
+        except SaslRefused as e:
+            log.warning("%s: Kerberos authentication failed: %s", client.peer, e.reason)
+            self.counters.add("refused_authentication")
+            if e.reply_status is not None:
+                self._send(client, e.reply(), "the refusal")
+            return False
+        if reply and not self._send(client, reply, "a SASL negotiation frame"):
+            return False
+        if codec.server.complete:
+            self._security.kerberos_established(client.context, codec.server)
+            context = client.context
+            log.info(
+                "%s authenticated as %s (%s)", client.peer, context.principal, context.protection
+            )
+        return True
+
+    def _send(self, client: _Client, data: bytes, what: str) -> bool:
+        sock = client.sock
+        try:
+            sock.settimeout(self._request_timeout)
+            sock.sendall(data)
+            sock.setblocking(False)
+        except TimeoutError:
+            log.warning(
+                "%s did not read %s within %g s; connection closed",
+                client.peer,
+                what,
+                self._request_timeout,
+            )
+            self.counters.add("timed_out")
+            return False
+        except OSError as e:
+            log.warning("%s disconnected before %s was sent: %s", client.peer, what, _reason(e))
+            self.counters.add("disconnected")
+            return False
+        return True
+
+    @staticmethod
+    def _peer_closed(sock: socket.socket) -> bool:
+        """Whether the client has closed its side (it gave up on the call). Peeks at the TCP
+        stream underneath TLS; a client waiting for its reply has sent nothing more."""
+        try:
+            return socket.socket.recv(sock, 1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+        except (BlockingIOError, InterruptedError):
+            return False
+        except OSError:
+            return True
+
+
+def _reason(error: BaseException) -> str:
+    """A one-line description of ERROR for a log line."""
+    if isinstance(error, ssl.SSLError) and error.reason:
+        return error.reason
+    text = str(error) or type(error).__name__
+    return text.splitlines()[0] if text else type(error).__name__

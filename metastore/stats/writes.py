@@ -1,0 +1,197 @@
+"""Writing and deleting column statistics, with COLUMN_STATS_ACCURATE kept beside the rows.
+
+A write is all or nothing (the caller's transaction is rolled back by any error): every
+entry is checked against the table's or partition's columns (metastore.stats.validate)
+before anything is stored. Entries are grouped by table; each group costs a fixed number
+of statements, whatever the number of partitions and columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from sqlalchemy.orm import Session
+
+from metastore import names
+from metastore.errors import InvalidInput, InvalidObject, NotFound
+from metastore.stats import accurate, aggregate, queries
+from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
+from metastore.stats.rows import StatsRow
+from metastore.stats.validate import check_engine, checked
+from metastore.store import lookup
+from metastore.store import models as m
+from metastore.store.params import param_values, set_param_values
+from metastore.store.partitions import find_partitions
+from metastore.store.storage import column_types, column_types_by_storage
+
+
+@dataclasses.dataclass
+class StatsEntry:
+    """The statistics of one table (PARTITION None) or one of its partitions, as a request
+    gives them: rows decoded by the door, with COLUMN_NAME as stored and LAST_ANALYZED set;
+    ENGINE is set here."""
+
+    db: str
+    """The database, as given (it may carry a catalog prefix)."""
+    table: str
+    partition: str | None
+    rows: list[StatsRow]
+    catalog: str | None = None
+
+
+def write_statistics(
+    s: Session, entries: Sequence[StatsEntry], engine: str, *, merge: bool = False
+) -> None:
+    """Check ENTRIES and write them. With MERGE, a column whose stored statistics are marked
+    accurate in COLUMN_STATS_ACCURATE is merged with them (aggregate.merge_rows); the others
+    are written as given, like HMS."""
+    check_engine(engine)
+    groups: dict[tuple[str | None, str, str], list[StatsEntry]] = {}
+    for entry in entries:
+        key = (entry.catalog, names.identifier(entry.db), names.identifier(entry.table))
+        groups.setdefault(key, []).append(entry)
+    for (catalog, db_name, table_name), group in groups.items():
+        db, table = lookup.table(s, db_name, table_name, catalog)
+        where = f"{db.NAME}.{table.TBL_NAME}"
+        table_level = [e for e in group if e.partition is None]
+        part_level = [e for e in group if e.partition is not None]
+        if table_level:
+            types = column_types(s, table.SD_ID)
+            rows = [_owner_rows(e.rows, types, f"table {where}", engine) for e in table_level]
+            _store_rows(s, TABLE_LEVEL, {table.TBL_ID: rows}, engine, merge)
+        if part_level:
+            _write_partition_statistics(s, db, table, part_level, engine, merge)
+
+
+def _write_partition_statistics(
+    s: Session,
+    db: m.Database,
+    table: m.Table,
+    entries: Sequence[StatsEntry],
+    engine: str,
+    merge: bool,
+) -> None:
+    keys = lookup.partition_keys(s, table)
+    if not keys:
+        raise InvalidObject(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
+    stored_names = []
+    for entry in entries:
+        try:
+            values = names.partition_values(entry.partition or "", keys)
+        except names.InvalidNameError as e:
+            raise InvalidObject(str(e)) from None
+        stored_names.append(names.make_partition_name(keys, values))
+    partitions = {
+        p.PART_NAME: p for p in find_partitions(s, table.TBL_ID, sorted(set(stored_names)))
+    }
+    types = column_types_by_storage(s, (p.SD_ID for p in partitions.values()))
+    by_owner: dict[int, list[list[StatsRow]]] = {}
+    for entry, name in zip(entries, stored_names, strict=True):
+        partition = partitions.get(name)
+        if partition is None:
+            raise lookup.missing(f"partition {name} of table {db.NAME}.{table.TBL_NAME}")
+        where = f"partition {name} of {db.NAME}.{table.TBL_NAME}"
+        rows = _owner_rows(entry.rows, types.get(partition.SD_ID or -1, {}), where, engine)
+        by_owner.setdefault(partition.PART_ID, []).append(rows)
+    _store_rows(s, PARTITION_LEVEL, by_owner, engine, merge)
+
+
+def _owner_rows(
+    rows: Sequence[StatsRow], column_types: dict[str, str], where: str, engine: str
+) -> list[StatsRow]:
+    """ROWS of one table or partition (WHERE), checked against its COLUMN_TYPES."""
+    out = []
+    seen: set[str] = set()
+    for row in rows:
+        column = row["COLUMN_NAME"]
+        if column in seen:
+            raise InvalidInput(f"column {column!r} appears twice in one request")
+        seen.add(column)
+        if column not in column_types:
+            raise InvalidObject(f"{where} has no column {column!r}")
+        stored = checked(row, column_types[column])
+        stored["ENGINE"] = engine
+        out.append(stored)
+    return out
+
+
+def _store_rows(
+    s: Session,
+    level: StatsLevel,
+    by_owner: dict[int, list[list[StatsRow]]],
+    engine: str,
+    merge: bool,
+) -> None:
+    """Upsert the rows of each owner (several entries for one owner are merged or, without
+    MERGE, the later wins) and mark their columns in COLUMN_STATS_ACCURATE."""
+    owners = list(by_owner)
+    stored_accurate = param_values(s, level.params, owners, accurate.KEY)
+    stored: dict[tuple[int, str], StatsRow] = {}
+    if merge:
+        columns = sorted(
+            {r["COLUMN_NAME"] for lists in by_owner.values() for rows in lists for r in rows}
+        )
+        for owner, row in queries.stats_rows(s, level, owners, columns, engine):
+            if row["COLUMN_NAME"] in accurate.accurate_columns(stored_accurate.get(owner)):
+                stored[(owner, row["COLUMN_NAME"])] = row
+    final: dict[tuple[int, str], StatsRow] = {}
+    for owner, lists in by_owner.items():
+        for rows in lists:
+            for row in rows:
+                key = (owner, row["COLUMN_NAME"])
+                previous = final.get(key) or stored.get(key)
+                if merge and previous is not None and previous["STATS_KIND"] == row["STATS_KIND"]:
+                    merged = aggregate.merge_rows([previous, row], what=row["COLUMN_NAME"])
+                    row = {**merged, "COLUMN_TYPE": previous["COLUMN_TYPE"]}
+                final[key] = row
+    queries.upsert_stats(
+        s, level, [(owner, row) for (owner, _), row in final.items()], keep_unset=not merge
+    )
+    written: dict[int, set[str]] = {owner: set() for owner in owners}
+    for owner, column in final:
+        written[owner].add(column)
+    set_param_values(
+        s,
+        level.params,
+        {
+            owner: accurate.with_columns(stored_accurate.get(owner), columns)
+            for owner, columns in written.items()
+        },
+        accurate.KEY,
+        stored=stored_accurate,
+    )
+
+
+def delete_statistics(
+    s: Session,
+    level: StatsLevel,
+    owner_id: int,
+    sd_id: int | None,
+    column_name: str | None,
+    engine: str | None,
+    where: str,
+) -> None:
+    """Delete the statistics of one column (all when COLUMN_NAME is None) of one engine (all
+    when None) of a table or partition (LEVEL, its id OWNER_ID, its storage descriptor SD_ID;
+    WHERE names it in messages), and their marks in COLUMN_STATS_ACCURATE. Deleting one
+    column's statistics that do not exist is NotFound (InvalidObject for a column the owner
+    does not have); deleting all always succeeds."""
+    column = names.identifier(column_name) if column_name else None
+    deleted = queries.delete_stats(s, level, owner_id, column, engine)
+    if column is not None and deleted == 0:
+        if column not in column_types(s, sd_id):
+            raise InvalidObject(f"{where} has no column {column!r}")
+        raise NotFound(f"no statistics for column {column!r} of {where}")
+    stored = param_values(s, level.params, [owner_id], accurate.KEY)
+    if owner_id in stored:
+        set_param_values(
+            s,
+            level.params,
+            {
+                owner_id: accurate.without_columns(
+                    stored[owner_id], None if column is None else [column]
+                )
+            },
+            accurate.KEY,
+        )

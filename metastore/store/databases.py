@@ -1,0 +1,29 @@
+"""Queries on databases (DBS). Every function runs inside the caller's transaction."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from metastore.names import filter_names
+from metastore.store import models as m
+from metastore.store.tables import delete_table
+
+
+def find_database(s: Session, catalog: str, name: str) -> m.Database | None:
+    return s.scalar(
+        select(m.Database).where(m.Database.CTLG_NAME == catalog, m.Database.NAME == name)
+    )
+
+
+def database_names(s: Session, catalog: str, pattern: str | None = None) -> list[str]:
+    names = s.scalars(
+        select(m.Database.NAME).where(m.Database.CTLG_NAME == catalog).order_by(m.Database.NAME)
+    ).all()
+    return filter_names(names, pattern)
+
+
+def delete_database(s: Session, db: m.Database) -> None:
+    for table in s.scalars(select(m.Table).where(m.Table.DB_ID == db.DB_ID)):
+        delete_table(s, table)
+    s.delete(db)

@@ -1,0 +1,93 @@
+"""The objects a request names, found or NotFound: databases (with Hive 3+'s catalog prefix
+`@cat#db`), tables, partitions by name.
+
+Every message names the object in the words clients match ("... does not exist"). A lookup
+in a changing transaction marks the table as changed (metastore.store.versions), so that a
+change moves the version of every table it names.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from metastore import names
+from metastore.errors import NotFound
+from metastore.store import databases, versions
+from metastore.store import models as m
+from metastore.store.partitions import find_partition
+from metastore.store.tables import find_database_table, partition_key_types
+
+
+def missing(what: str) -> NotFound:
+    """NotFound for WHAT, in the words clients match ("does not exist")."""
+    return NotFound(f"{what} does not exist")
+
+
+def database(s: Session, db_arg: str | None, catalog: str | None = None) -> m.Database:
+    """Database DB_ARG (which may carry a catalog prefix; CATALOG, when given, wins)."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    if not db_name:
+        raise NotFound("no database name given")
+    db = databases.find_database(s, cat, names.identifier(db_name))
+    if db is None:
+        raise missing(f"database {cat}.{names.identifier(db_name)}")
+    return db
+
+
+def table(
+    s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
+) -> tuple[m.Database, m.Table]:
+    """Table TABLE_NAME of database DB_ARG, with its database."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    if db_name and table_name:
+        # Most calls name a table that exists: one query finds it with its database.
+        found = find_database_table(s, cat, names.identifier(db_name), names.identifier(table_name))
+        if found is not None:
+            versions.touch(s, found[1].TBL_ID)
+            return found
+    db = database(s, db_arg, catalog)
+    if not table_name:
+        raise NotFound("no table name given")
+    raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
+
+
+def partition_keys(s: Session, table: m.Table) -> list[str]:
+    return [name for name, _ in partition_key_types(s, table.TBL_ID)]
+
+
+def partition_name(
+    s: Session, table: m.Table, part_name: str, keys: list[str] | None = None
+) -> str:
+    """PART_NAME as stored: parsed, checked against the table's KEYS (read when not given)
+    and re-escaped. Raises names.InvalidNameError for a name that does not fit the keys."""
+    if keys is None:
+        keys = partition_keys(s, table)
+    if not keys:
+        raise NotFound(f"table {table.TBL_NAME} is not partitioned")
+    return names.make_partition_name(keys, names.partition_values(part_name, keys))
+
+
+def existing_name(
+    s: Session, table: m.Table, part_name: str | None, keys: list[str] | None = None
+) -> str:
+    """The stored name of partition PART_NAME; NotFound when it is no partition name of
+    TABLE."""
+    if not part_name:
+        raise NotFound("no partition name given")
+    try:
+        return partition_name(s, table, part_name, keys)
+    except names.InvalidNameError as e:
+        raise NotFound(str(e)) from None
+
+
+def partition(s: Session, table: m.Table, part_name: str | None) -> m.Partition:
+    """Partition PART_NAME of TABLE."""
+    stored_name = existing_name(s, table, part_name)
+    found = find_partition(s, table.TBL_ID, stored_name)
+    if found is None:
+        raise missing(f"partition {stored_name} of table {table.TBL_NAME}")
+    return found

@@ -1,0 +1,298 @@
+"""The rows of the partitions a read call answers with, in two statements whatever their
+number.
+
+A read call (get_partitions_by_filter, get_partitions_ps, get_partitions, ...) may answer
+with thousands of partitions. Loading them as ORM entities (storage.Storage, which the write
+paths change) costs more than the rows themselves, so this read-only path works on plain
+rows of SQLAlchemy Core queries:
+
+1. the selected partitions joined with their storage descriptor and serde, in name order
+   (`partition_rows`; a row's fields are named by the constants below);
+2. everything below them, in one UNION ALL of (kind, owner, index, text, text, text, int)
+   rows, by the ids the first statement returned (one bound parameter per kind of id,
+   so the selection, a filter say, runs once): key values, partition, descriptor and
+   serde parameters, bucket and sort columns, skewed column names, and the columns of the
+   distinct column lists (partitions of a table share the table's column list, by CD_ID).
+   `Below` holds them by owner id.
+
+A descriptor with skewed columns costs a few statements more (storage.load_skewed). The
+answers are built from these rows by the door (metastore.hms.answers).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CompoundSelect,
+    Integer,
+    Select,
+    Text,
+    bindparam,
+    cast,
+    func,
+    literal_column,
+    null,
+    select,
+    union_all,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+
+from metastore.store import models as m
+from metastore.store.partition_filter import text_in_byte_order
+from metastore.store.partitions import with_values
+from metastore.store.storage import Skewed, load_skewed
+
+PARTITIONS = m.Partition.__table__
+_SDS = m.StorageDescriptor.__table__
+_SERDES = m.SerDe.__table__
+_TBLS = m.Table.__table__
+_DBS = m.Database.__table__
+
+# The kinds of rows of the second statement.
+_VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
+
+
+def of_table(tbl_id: int) -> Select[tuple[int]]:
+    """All partitions of table TBL_ID: the selection that callers restrict (with `where`,
+    or joins on PARTITIONS) before passing it to `partition_structs`."""
+    return select(PARTITIONS.c.PART_ID).where(PARTITIONS.c.TBL_ID == tbl_id)
+
+
+def partition_names(
+    s: Session, selection: Select[tuple[int]], limit: int | None = None
+) -> list[str]:
+    """The names of the partitions SELECTION selects, in the order of `partition_structs`."""
+    names = _ordered(s, selection, limit).with_only_columns(PARTITIONS.c.PART_NAME)
+    return list(s.scalars(names))
+
+
+def names_by_values(
+    s: Session,
+    catalog: str,
+    db_name: str,
+    table_name: str,
+    values: Sequence[str | None],
+    limit: int | None = None,
+) -> list[str]:
+    """The names of the partitions of table DB_NAME.TABLE_NAME (of CATALOG) whose key i has
+    VALUES[i] for every non-empty VALUES[i] (a partial specification), ordered and limited
+    as `partition_names`: one statement, the table's lookup included, built once per
+    pattern of empty and non-empty values. An unknown table gives no names, as a table
+    without such partitions does; more values than keys are not checked."""
+    filled = tuple(index for index, value in enumerate(values) if value)
+    limited = limit is not None and limit >= 0
+    params: dict[str, Any] = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
+    params.update({f"value{index}": values[index] for index in filled})
+    if limited:
+        params["limit"] = limit
+    statement = _names_by_values(s.get_bind().dialect.name, filled, limited)
+    return list(s.scalars(statement, params))
+
+
+@functools.lru_cache(maxsize=64)
+def _names_by_values(dialect: str, filled: tuple[int, ...], limited: bool) -> Select[tuple[str]]:
+    """The statement of `names_by_values` for the keys FILLED (indexes of non-empty values)."""
+    p, tables, dbs = PARTITIONS.c, _TBLS.c, _DBS.c
+    query = (
+        select(p.PART_NAME)
+        .join_from(PARTITIONS, _TBLS, tables.TBL_ID == p.TBL_ID)
+        .join_from(_TBLS, _DBS, dbs.DB_ID == tables.DB_ID)
+        .where(
+            dbs.CTLG_NAME == bindparam("catalog"),
+            dbs.NAME == bindparam("db_name"),
+            tables.TBL_NAME == bindparam("table_name"),
+        )
+    )
+    values: list[BindParameter[str] | None] = [
+        bindparam(f"value{index}") if index in filled else None
+        for index in range(max(filled, default=-1) + 1)
+    ]
+    query = with_values(query, values).order_by(text_in_byte_order(p.PART_NAME, dialect))
+    return query.limit(bindparam("limit", type_=Integer)) if limited else query
+
+
+def _ordered(s: Session, selection: Select[tuple[int]], limit: int | None) -> Select[tuple[int]]:
+    """SELECTION by PART_NAME in byte order (as HMS), at most LIMIT (None or negative: all)."""
+    dialect = s.get_bind().dialect.name
+    ordered = selection.order_by(text_in_byte_order(PARTITIONS.c.PART_NAME, dialect))
+    if limit is not None and limit >= 0:
+        ordered = ordered.limit(limit)
+    return ordered
+
+
+# Positions of the fields in a row of `partition_rows` (read by position: this runs for every
+# partition, and index access on result rows is cheaper than access by name).
+PART_ID, CREATE_TIME, LAST_ACCESS_TIME, SD_ID, LOCATION, INPUT_FORMAT, OUTPUT_FORMAT = range(7)
+IS_COMPRESSED, NUM_BUCKETS, IS_STOREDASSUBDIRECTORIES, CD_ID, SERDE_ID = range(7, 12)
+SERDE_NAME, SLIB, SERDE_DESCRIPTION, SERIALIZER_CLASS, DESERIALIZER_CLASS, SERDE_TYPE = range(
+    12, 18
+)
+
+
+def partition_rows(
+    s: Session, selection: Select[tuple[int]], limit: int | None = None
+) -> Sequence[Any]:
+    """The partitions SELECTION (from `of_table`) selects, with their storage descriptor and
+    serde, ordered by PART_NAME in byte order (as HMS), at most LIMIT of them (None or
+    negative: all). The fields of a row are at the positions named above."""
+    ordered = _ordered(s, selection, limit)
+    p, sd, serde = PARTITIONS.c, _SDS.c, _SERDES.c
+    return s.execute(
+        ordered.outerjoin_from(PARTITIONS, _SDS, sd.SD_ID == p.SD_ID)
+        .outerjoin_from(_SDS, _SERDES, serde.SERDE_ID == sd.SERDE_ID)
+        .with_only_columns(
+            p.PART_ID,
+            p.CREATE_TIME,
+            p.LAST_ACCESS_TIME,
+            p.SD_ID,
+            sd.LOCATION,
+            sd.INPUT_FORMAT,
+            sd.OUTPUT_FORMAT,
+            sd.IS_COMPRESSED,
+            sd.NUM_BUCKETS,
+            sd.IS_STOREDASSUBDIRECTORIES,
+            sd.CD_ID,
+            sd.SERDE_ID,
+            serde.NAME,
+            serde.SLIB,
+            serde.DESCRIPTION,
+            serde.SERIALIZER_CLASS,
+            serde.DESERIALIZER_CLASS,
+            serde.SERDE_TYPE,
+        )
+    ).all()
+
+
+class Below:
+    """The rows below the partitions of ROWS (rows of `partition_rows`), read in one
+    statement, by owner id."""
+
+    def __init__(self, s: Session, rows: Sequence[Any]) -> None:
+        self.values: dict[int, list[str]] = {}
+        """PART_ID -> key values, in key order."""
+        self.part_params: dict[int, dict[str, str]] = {}
+        self.sd_params: dict[int, dict[str, str]] = {}
+        self.serde_params: dict[int, dict[str, str]] = {}
+        self.buckets: dict[int, list[str]] = {}
+        self.sorts: dict[int, list[tuple[str, int]]] = {}
+        """SD_ID -> (column, order) of the sort columns."""
+        self.columns: dict[int, list[tuple[str, str | None, str | None]]] = {}
+        """CD_ID -> (name, type, comment) of the columns, in order."""
+        skewed_sds: set[int] = set()
+        lists: dict[int, Any] = {
+            _VALUE: self.values,
+            _BUCKET: self.buckets,
+        }
+        maps = {
+            _PART_PARAM: self.part_params,
+            _SD_PARAM: self.sd_params,
+            _SERDE_PARAM: self.serde_params,
+        }
+        dialect = s.get_bind().dialect.name
+        ids = _ids_of_postgres if dialect == "postgresql" else _ids_of_sqlite
+        owners = {
+            "parts": ids([row[PART_ID] for row in rows]),
+            "sds": ids({row[SD_ID] for row in rows if row[SD_ID] is not None}),
+            "serdes": ids({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
+            "cds": ids({row[CD_ID] for row in rows if row[CD_ID] is not None}),
+        }
+        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners).all():
+            if kind in maps:
+                maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
+            elif kind in lists:
+                lists[kind].setdefault(owner, []).append(a or "")
+            elif kind == _COLUMN:
+                self.columns.setdefault(owner, []).append((a, b, c))
+            elif kind == _SORT:
+                self.sorts.setdefault(owner, []).append((a or "", n))
+            else:
+                skewed_sds.add(owner)
+        self.skewed: dict[int, Skewed] = load_skewed(s, sorted(skewed_sds)) if skewed_sds else {}
+        """SD_ID -> skewed information, for the descriptors that have some."""
+
+
+def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
+    """IDS as the value of an `_among` parameter on PostgreSQL: an array."""
+    return sorted(ids)
+
+
+def _ids_of_sqlite(ids: Iterable[int]) -> str:
+    """IDS as the value of an `_among` parameter on SQLite: JSON text, for json_each."""
+    return json.dumps(sorted(ids))
+
+
+def _among(dialect: str, name: str) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
+    """A condition that a column is among the ids of parameter NAME, one bound parameter
+    however many they are: an array on PostgreSQL, a JSON array on SQLite."""
+    values: Any
+    if dialect == "postgresql":
+        array = bindparam(name, type_=ARRAY(BigInteger))
+        values = func.unnest(array).table_valued("value").render_derived()
+    else:
+        values = func.json_each(bindparam(name, type_=Text)).table_valued("value")
+    return lambda column: column.in_(select(values.c.value))
+
+
+@functools.cache
+def _below(dialect: str) -> CompoundSelect[Any]:
+    """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
+    text, text, text, number), ordered by kind, owner and index. Its parameters are the
+    ids (see `_among`) of the partitions (parts), their storage descriptors (sds), and the
+    serdes and column lists of these (serdes, cds). Built once: building a statement this
+    size costs more than running it for a few partitions."""
+    parts, sds = _among(dialect, "parts"), _among(dialect, "sds")
+    serdes, cds = _among(dialect, "serdes"), _among(dialect, "cds")
+    no_int = cast(null(), Integer)
+    no_text = cast(null(), Text)
+
+    def kind(k: int) -> Any:
+        return literal_column(str(k), Integer).label("kind")
+
+    kv = m.PartitionKeyValue.__table__.c
+    pp = m.PartitionParam.__table__.c
+    sp = m.StorageDescriptorParam.__table__.c
+    xp = m.SerDeParam.__table__.c
+    bc = m.BucketingColumn.__table__.c
+    sc = m.SortColumn.__table__.c
+    sk = m.SkewedColumnName.__table__.c
+    co = m.Column.__table__.c
+    query = union_all(
+        select(
+            kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
+        ).where(parts(kv.PART_ID)),
+        select(
+            kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text, no_int
+        ).where(parts(pp.PART_ID)),
+        select(
+            kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text, no_int
+        ).where(sds(sp.SD_ID)),
+        select(
+            kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text, no_int
+        ).where(serdes(xp.SERDE_ID)),
+        select(
+            kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text, no_int
+        ).where(sds(bc.SD_ID)),
+        select(
+            kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text, sc.ORDER
+        ).where(sds(sc.SD_ID)),
+        select(
+            kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text, no_int
+        ).where(sds(sk.SD_ID)),
+        select(
+            kind(_COLUMN),
+            co.CD_ID,
+            co.INTEGER_IDX,
+            co.COLUMN_NAME,
+            co.TYPE_NAME,
+            co.COMMENT,
+            no_int,
+        ).where(cds(co.CD_ID)),
+    )
+    return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

@@ -1,0 +1,92 @@
+"""Queries on partitions (PARTITIONS, PARTITION_KEY_VALS). Every function runs inside the
+caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from sqlalchemy import Select, delete, func, select, text
+from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import BindParameter, ColumnElement
+
+from metastore.store import models as m
+from metastore.store.partition_filter import text_in_byte_order
+from metastore.store.storage import delete_storages
+
+_Row = TypeVar("_Row", bound=tuple[Any, ...])
+
+
+def find_partition(s: Session, tbl_id: int, part_name: str) -> m.Partition | None:
+    return s.scalar(
+        select(m.Partition).where(m.Partition.TBL_ID == tbl_id, m.Partition.PART_NAME == part_name)
+    )
+
+
+def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[m.Partition]:
+    if not part_names:
+        return []
+    return list(
+        s.scalars(
+            select(m.Partition)
+            .where(m.Partition.TBL_ID == tbl_id, m.Partition.PART_NAME.in_(part_names))
+            .order_by(_by_name(s))
+        )
+    )
+
+
+def with_values(
+    selection: Select[_Row], values: Sequence[str | BindParameter[str] | None]
+) -> Select[_Row]:
+    """SELECTION (a query over PARTITIONS) restricted to the partitions whose key i has
+    VALUES[i], for every non-empty VALUES[i] (a partial specification: an empty value or a
+    missing one at the end matches any). A value may be a bound parameter, for a statement
+    built once."""
+    partitions = m.Partition.__table__.c
+    for index, value in enumerate(values):
+        if isinstance(value, BindParameter) or value:  # a clause has no truth value
+            key_value = m.PartitionKeyValue.__table__.alias(f"ps{index}")
+            selection = selection.join_from(
+                m.Partition.__table__,
+                key_value,
+                (key_value.c.PART_ID == partitions.PART_ID)
+                & (key_value.c.INTEGER_IDX == index)
+                & (key_value.c.PART_KEY_VAL == value),
+            )
+    return selection
+
+
+def _by_name(s: Session) -> ColumnElement[str]:
+    """PART_NAME in byte order, as HMS orders partition names, whatever the collation."""
+    return text_in_byte_order(m.Partition.__table__.c.PART_NAME, s.get_bind().dialect.name)
+
+
+def refresh_partition_statistics(s: Session) -> None:
+    """On SQLite, ANALYZE the partition tables when they have no statistics or have doubled
+    since their last ones.
+
+    SQLite keeps no statistics by itself (PostgreSQL's autovacuum does) and, without them,
+    starts a partial specification or a filter on a key's value from every partition of
+    the table instead of the key value index of schema 0003: 4-5 ms instead of under 0.1 ms
+    for a day of a table of 10,000 partitions. The connection's analysis_limit (metastore.db)
+    bounds the work to a few ms whatever the size; doubling keeps the count of ANALYZEs
+    to the logarithm of the number of partitions. The highest PART_ID stands in for the
+    number of rows (deleted partitions only make it refresh sooner)."""
+    if s.get_bind().dialect.name != "sqlite":
+        return
+    rows = s.scalar(select(func.max(m.Partition.PART_ID))) or 0
+    stat = None
+    if s.scalar(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")):
+        # Each index's row starts with the number of rows of the table when analyzed.
+        stat = s.scalar(
+            text("SELECT stat FROM sqlite_stat1 WHERE tbl = 'PARTITIONS' AND idx IS NOT NULL")
+        )
+    counted = int(stat.split()[0]) if stat else 0
+    if rows and (not counted or rows >= 2 * counted):
+        s.execute(text('ANALYZE "PARTITIONS"'))
+        s.execute(text('ANALYZE "PARTITION_KEY_VALS"'))
+
+
+def delete_partition(s: Session, partition: m.Partition) -> None:
+    s.execute(delete(m.Partition).where(m.Partition.PART_ID == partition.PART_ID))
+    delete_storages(s, [partition.SD_ID])

@@ -1,0 +1,105 @@
+"""Queries on tables (TBLS) and their partition keys. Every function runs inside the
+caller's transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import bindparam, delete, select
+from sqlalchemy.orm import Session
+
+from metastore.names import filter_names
+from metastore.store import models as m
+from metastore.store.storage import delete_storages
+
+
+def find_table(s: Session, db_id: int, name: str) -> m.Table | None:
+    return s.scalar(select(m.Table).where(m.Table.DB_ID == db_id, m.Table.TBL_NAME == name))
+
+
+# Nearly every call looks its table up: the statement is built once (and its cache key
+# computed once), which halves the lookup's Python work.
+_DATABASE_TABLE = (
+    select(m.Database, m.Table)
+    .join(m.Table, m.Table.DB_ID == m.Database.DB_ID)
+    .where(
+        m.Database.CTLG_NAME == bindparam("catalog"),
+        m.Database.NAME == bindparam("db_name"),
+        m.Table.TBL_NAME == bindparam("table_name"),
+    )
+)
+
+
+def find_database_table(
+    s: Session, catalog: str, db_name: str, table_name: str
+) -> tuple[m.Database, m.Table] | None:
+    """Database DB_NAME of CATALOG and its table TABLE_NAME, in one query."""
+    names = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
+    row = s.execute(_DATABASE_TABLE, names).first()
+    return None if row is None else (row[0], row[1])
+
+
+def table_names(
+    s: Session, db_id: int, pattern: str | None = None, *, table_type: str | None = None
+) -> list[str]:
+    query = select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id).order_by(m.Table.TBL_NAME)
+    if table_type is not None:
+        query = query.where(m.Table.TBL_TYPE == table_type)
+    return filter_names(s.scalars(query).all(), pattern)
+
+
+def locations(s: Session, table: m.Table) -> list[str | None]:
+    """The locations of TABLE and of its partitions (the folders a drop with data removes)."""
+    partition_sds = select(m.Partition.SD_ID).where(m.Partition.TBL_ID == table.TBL_ID)
+    rows = s.scalars(
+        select(m.StorageDescriptor.LOCATION).where(
+            (m.StorageDescriptor.SD_ID == table.SD_ID)
+            | m.StorageDescriptor.SD_ID.in_(partition_sds)
+        )
+    )
+    return list(rows)
+
+
+def partition_keys_of(s: Session, tbl_ids: Sequence[int]) -> dict[int, list[m.PartitionKey]]:
+    out: dict[int, list[m.PartitionKey]] = {}
+    if tbl_ids:
+        for key in s.scalars(
+            select(m.PartitionKey)
+            .where(m.PartitionKey.TBL_ID.in_(tbl_ids))
+            .order_by(m.PartitionKey.TBL_ID, m.PartitionKey.INTEGER_IDX)
+        ):
+            out.setdefault(key.TBL_ID, []).append(key)
+    return out
+
+
+_KEY_TYPES = (
+    select(m.PartitionKey.__table__.c.PKEY_NAME, m.PartitionKey.__table__.c.PKEY_TYPE)
+    .where(m.PartitionKey.__table__.c.TBL_ID == bindparam("tbl_id"))
+    .order_by(m.PartitionKey.__table__.c.INTEGER_IDX)
+)
+
+
+def partition_key_types(s: Session, tbl_id: int) -> list[tuple[str, str]]:
+    """The (name, Hive type) of the partition keys of table TBL_ID, in INTEGER_IDX order
+    (a statement built once, as _DATABASE_TABLE: most partition calls read the keys)."""
+    rows = s.execute(_KEY_TYPES, {"tbl_id": tbl_id})
+    return [(name, key_type) for name, key_type in rows]
+
+
+def partition_keys(s: Session, tbl_id: int) -> list[m.PartitionKey]:
+    return list(
+        s.scalars(
+            select(m.PartitionKey)
+            .where(m.PartitionKey.TBL_ID == tbl_id)
+            .order_by(m.PartitionKey.INTEGER_IDX)
+        )
+    )
+
+
+def delete_table(s: Session, table: m.Table) -> None:
+    """Delete TABLE; its partitions, parameters and statistics go by cascade."""
+    part_sd_ids = list(
+        s.scalars(select(m.Partition.SD_ID).where(m.Partition.TBL_ID == table.TBL_ID))
+    )
+    s.execute(delete(m.Table).where(m.Table.TBL_ID == table.TBL_ID))
+    delete_storages(s, [*part_sd_ids, table.SD_ID])

@@ -1,0 +1,193 @@
+"""Database connections and transactions: engines set up for many short transactions, one
+transaction per call with its retries, and work to run after the commit or the rollback."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.orm import Session
+
+from metastore.errors import OutcomeUnknown
+from metastore.store import versions
+
+T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+_WRITE = "colstats_write"
+
+
+def create_engine(url: str, *, pool_size: int = 10) -> Engine:
+    """An engine for URL, set up for many short transactions from many threads.
+
+    On SQLite: foreign keys on (they carry the cascades), WAL so that readers never wait for
+    a writer, a busy timeout, and write transactions that start with BEGIN IMMEDIATE so that
+    two writers queue for the lock instead of failing with "database is locked" when both
+    try to upgrade a read lock.
+    """
+    if url.startswith("sqlite"):
+        engine = sa.create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": 30},
+            pool_size=pool_size,
+            max_overflow=pool_size,
+        )
+        _configure_sqlite(engine)
+        return engine
+    # No pre-ping: a dead connection is detected when a call uses it, and the call runs again
+    # (Transactions.run), instead of a round trip before every call.
+    return sa.create_engine(url, pool_size=pool_size, max_overflow=pool_size)
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        # Let SQLAlchemy, not the sqlite3 module, decide when transactions begin.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA foreign_keys=ON")
+        if engine.url.database not in (None, "", ":memory:"):
+            cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        # ANALYZE samples this many rows per index (store.refresh_partition_statistics).
+        cursor.execute("PRAGMA analysis_limit=1000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn: sa.Connection) -> None:
+        write = conn.get_execution_options().get(_WRITE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+_ON_COMMIT = "colstats_on_commit"
+_ON_ROLLBACK = "colstats_on_rollback"
+
+
+def on_commit(session: Session, action: Callable[[], object]) -> None:
+    """Run ACTION once the transaction of SESSION has committed (a file operation that must
+    not happen when the change is rolled back, such as deleting a dropped table's data)."""
+    session.info.setdefault(_ON_COMMIT, []).append(action)
+
+
+def on_rollback(session: Session, undo: Callable[[], object]) -> None:
+    """Run UNDO if the transaction of SESSION is rolled back (to undo a file operation made
+    inside it, such as moving a renamed table's folder)."""
+    session.info.setdefault(_ON_ROLLBACK, []).append(undo)
+
+
+def safe_url(url: str) -> str:
+    """URL without its password, for logs and messages."""
+    return make_url(url).render_as_string(hide_password=True)
+
+
+# PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back
+# and running it again is the remedy PostgreSQL documents.
+_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+ATTEMPTS = 3
+
+
+def sqlstate(error: DBAPIError) -> str | None:
+    """The SQLSTATE of a PostgreSQL error: psycopg 3 calls it sqlstate, psycopg2 pgcode."""
+    orig = error.orig
+    code = getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None)
+    return str(code) if code else None
+
+
+class Transactions:
+    """Owns the engine and hands out one transaction per call."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._write_engine = engine.execution_options(**{_WRITE: True})
+        # PostgreSQL runs a lone SELECT as a transaction of its own; sparing BEGIN and COMMIT
+        # saves two round trips. (SQLite's transactions cost no round trip.)
+        self._one_query_engine = (
+            engine.execution_options(isolation_level="AUTOCOMMIT")
+            if engine.dialect.name == "postgresql"
+            else engine
+        )
+
+    def run(
+        self, work: Callable[[Session], T], *, name: str, write: bool, one_query: bool = False
+    ) -> T:
+        """WORK(session) in one transaction, again after a failure that a new attempt fixes.
+
+        NAME names the work in log lines. ONE_QUERY: WORK is a read whose answer comes from
+        one SELECT (see metastore.hms.handler.base.call), which PostgreSQL then runs without
+        BEGIN and COMMIT.
+
+        Run again (at most ATTEMPTS times in all):
+
+        * a write that lost a race for a unique key to a concurrent call: it now sees the
+          other call's row;
+        * a deadlock or serialization failure: the database rolled the transaction back;
+        * a database connection that turned out to be dead before the commit (the database
+          restarted, or a proxy dropped it): SQLAlchemy has discarded the pool's old
+          connections and the next attempt takes a new one. This replaces a liveness check
+          before every call, a round trip each time. A connection lost during the commit
+          itself is not retried: the commit may have happened (metastore.errors.OutcomeUnknown).
+        """
+        for attempt in range(1, ATTEMPTS + 1):
+            try:
+                return self._once(work, write=write, one_query=one_query)
+            except IntegrityError:
+                if not write or attempt == ATTEMPTS:
+                    raise
+                log.info("%s collided with a concurrent write; running it again", name)
+            except DBAPIError as e:
+                if attempt == ATTEMPTS or not (
+                    e.connection_invalidated or sqlstate(e) in _RETRYABLE_SQLSTATES
+                ):
+                    raise
+                log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
+        raise AssertionError("unreachable")
+
+    def _once(self, work: Callable[[Session], T], *, write: bool, one_query: bool) -> T:
+        """WORK(session) in one transaction: committed if it returns, rolled back if it raises.
+
+        Not a generator-based context manager on purpose: contextlib assigns __traceback__
+        to the exception it re-raises, which the immutable Thrift exceptions refuse.
+        """
+        bind: Engine
+        if write:
+            bind = self._write_engine
+        elif one_query:
+            bind = self._one_query_engine
+        else:
+            bind = self.engine
+        with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
+            session.begin()
+            versions.begin(session, write=write)
+            try:
+                result = work(session)
+                if write:
+                    session.flush()
+                    versions.bump(session)
+            except BaseException:
+                session.rollback()
+                for undo in reversed(session.info.get(_ON_ROLLBACK, [])):
+                    undo()
+                raise
+            try:
+                session.commit()
+            except DBAPIError as e:
+                if e.connection_invalidated:
+                    raise OutcomeUnknown(
+                        f"the database connection was lost while committing ({e.orig}); the "
+                        "change may or may not have been made"
+                    ) from e
+                for undo in reversed(session.info.get(_ON_ROLLBACK, [])):
+                    undo()
+                raise
+            for then in session.info.get(_ON_COMMIT, []):
+                try:
+                    then()
+                except Exception:  # the change is committed: report, do not fail the call
+                    log.exception("an action after the commit failed")
+            return result

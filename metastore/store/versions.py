@@ -1,0 +1,118 @@
+"""Table versions: a number per table (TBL_VERSIONS) that every change to the table, its
+columns, partitions, parameters or statistics moves, in the transaction of the change, so
+that a cache of answers can tell in one statement whether what it holds is current.
+
+How a change moves them: every table a changing transaction looks up (metastore.store.lookup)
+or creates is marked (`touch`); just before the transaction commits, `bump` gives each
+marked table that still exists a new version, in one statement. A failed change is rolled
+back with its bump; a dropped table's version goes with it (a foreign-key cascade).
+
+Versions are never reused, for any table id: each bump draws a value from one source for
+all tables (PostgreSQL's sequence TBL_VERSION_SEQ, which takes no lock, or SQLite's
+TBL_VERSION_COUNTER row; SQLite runs one writer at a time), and a table's version only
+grows (the larger of its version + 1 and the drawn value). So a pair (TBL_ID, VERSION)
+names one state of one table, even where SQLite gives a dropped table's id to a new one,
+and of two versions of a table the larger is the newer.
+
+Changes made with SQL outside colstats move no version: run such changes with the servers
+stopped (their caches are in memory), or restart them afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import bindparam, func, select, text, tuple_
+from sqlalchemy.orm import Session
+
+from metastore.store import models as m
+
+_TOUCHED = "colstats_touched_tables"
+_CHANGE = "colstats_change"
+
+
+def begin(s: Session, *, write: bool) -> None:
+    """Mark the transaction of S as a change (WRITE) or a read: lookups in a change mark
+    the tables they find."""
+    s.info[_CHANGE] = write
+
+
+def touch(s: Session, tbl_id: int) -> None:
+    """Mark table TBL_ID as changed by the transaction of S, when it is a change."""
+    if s.info.get(_CHANGE):
+        s.info.setdefault(_TOUCHED, set()).add(tbl_id)
+
+
+def touch_new(s: Session, tbl_id: int) -> None:
+    """Mark table TBL_ID, created by the transaction of S, so that it gets a version."""
+    s.info.setdefault(_TOUCHED, set()).add(tbl_id)
+
+
+def bump(s: Session) -> None:
+    """Give every table the transaction of S touched and that still exists a new version
+    (see the module docstring); nothing when it touched none."""
+    touched = sorted(s.info.pop(_TOUCHED, ()))
+    if not touched:
+        return
+    connection = s.connection()
+    if connection.dialect.name == "postgresql":
+        drawn = "nextval('\"TBL_VERSION_SEQ\"')"
+        larger = "GREATEST"
+        params: dict[str, object] = {"ids": touched}
+        among = '"TBL_ID" = ANY(:ids)'
+    else:
+        drawn = ":drawn"
+        larger = "MAX"
+        params = {"drawn": _draw_sqlite(s), **{f"id{i}": v for i, v in enumerate(touched)}}
+        among = '"TBL_ID" IN (' + ", ".join(f":id{i}" for i in range(len(touched))) + ")"
+    # In id order, so that two transactions lock the version rows in one order.
+    connection.execute(
+        text(
+            f'INSERT INTO "TBL_VERSIONS" ("TBL_ID", "VERSION") SELECT "TBL_ID", {drawn} '
+            f'FROM "TBLS" WHERE {among} ORDER BY "TBL_ID" '
+            'ON CONFLICT ("TBL_ID") DO UPDATE SET "VERSION" = '
+            f'{larger}("TBL_VERSIONS"."VERSION" + 1, excluded."VERSION")'
+        ),
+        params,
+    )
+
+
+def _draw_sqlite(s: Session) -> int:
+    """The next value of SQLite's version counter, taken."""
+    drawn = (
+        s.connection()
+        .execute(
+            text(
+                'UPDATE "TBL_VERSION_COUNTER" SET "NEXT_VERSION" = "NEXT_VERSION" + 1 '
+                'RETURNING "NEXT_VERSION" - 1'
+            )
+        )
+        .scalar()
+    )
+    if drawn is None:  # the row is missing (removed by hand): start above every version
+        drawn = (s.scalar(select(func.max(m.TableVersion.VERSION))) or 0) + 1
+        s.execute(m.VersionCounter.__table__.insert(), {"ID": 1, "NEXT_VERSION": drawn + 1})
+    return int(drawn)
+
+
+TableName = tuple[str, str, str]
+"""(catalog, database, table), as stored (lower case)."""
+
+
+def read(s: Session, tables: Iterable[TableName]) -> dict[TableName, tuple[int, int | None]]:
+    """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement; VERSION is
+    None for a table without one (created by a server older than schema 0005: it gets one
+    at its next change)."""
+    wanted = sorted(set(tables))
+    if not wanted:
+        return {}
+    d, t, v = m.Database.__table__.c, m.Table.__table__.c, m.TableVersion.__table__.c
+    rows = s.connection().execute(
+        select(d.CTLG_NAME, d.NAME, t.TBL_NAME, t.TBL_ID, v.VERSION)
+        .join_from(m.Table.__table__, m.Database.__table__, d.DB_ID == t.DB_ID)
+        .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
+        .where(
+            tuple_(d.CTLG_NAME, d.NAME, t.TBL_NAME).in_(bindparam("names", wanted, expanding=True))
+        )
+    )
+    return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}

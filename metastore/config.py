@@ -91,7 +91,7 @@ class Settings:
     """Seconds to receive a whole request, to finish a TLS or Kerberos handshake, and to
     write a reply."""
     max_message_size: int = 100 * 1024 * 1024
-    """Largest request in bytes (HMS's hive.metastore.hms.server.max.message.size)."""
+    """Largest request in bytes (HMS's hive.metastore.server.max.message.size)."""
     max_container_size: int = 1_000_000
     """Most elements in one list, set or map of a request."""
 

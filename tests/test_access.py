@@ -2,7 +2,7 @@
 call names the missing right, and every changing call leaves one audit line.
 
 The same rules with authenticated callers (Kerberos principals, TLS client certificates) are
-tested in tests/security."""
+tested in tests/hms/security."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The architecture holds: the handler answers every call of the IDL, the job loads no database
-layer, the server loads no Spark, PyArrow or NumPy, modules stay small, the wheel carries the
+"""The architecture holds: the handler answers every call of the IDL, the core imports nothing
+generated from it, the job loads no database layer, the server loads no Spark, PyArrow or
+NumPy, modules stay small and the README's layout names each of them, the wheel carries the
 migrations."""
 
 from __future__ import annotations
@@ -76,6 +77,47 @@ def test_the_job_loads_no_database_layer() -> None:
     )
     assert "pyarrow" in loaded  # the job's modules were loaded indeed
     assert not loaded & {"sqlalchemy", "alembic", "psycopg", "psycopg2", "sqlite3"}
+
+
+def test_the_core_imports_nothing_generated_from_the_idl() -> None:
+    """The statistics core, the schema's queries and what every operation needs serve any
+    door: only the Thrift door (metastore.hms) and the IDL's clients know the IDL."""
+    loaded = _modules_after(
+        "import importlib, pkgutil, metastore.stats, metastore.store\n"
+        "for package in (metastore.stats, metastore.store):\n"
+        "    for m in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
+        "        importlib.import_module(m.name)\n"
+        "import metastore.operation, metastore.errors, metastore.vocabulary"
+    )
+    assert "sqlalchemy" in loaded  # the core's modules were loaded indeed
+    assert not loaded & {"hive_metastore_thrift", "thrift"}
+
+
+def _layout_rows() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("| `")]
+
+
+def test_the_readme_layout_names_every_module() -> None:
+    """Each module is in README.md's layout table: by its path, or by its name in the row of
+    its package (`metastore/hms/`) that also names its sub-folders (`handler/`)."""
+    rows = _layout_rows()
+    unnamed = []
+    for path in sorted((ROOT / "metastore").rglob("*.py")):
+        parts = path.relative_to(ROOT).parts
+        if path.name.startswith("__") or "migrations" in parts:
+            continue
+        full = f"`{'/'.join(parts)}`"
+        package = f"`{'/'.join(parts[:2])}/`"
+        folders = [f"`{folder}/`" for folder in parts[2:-1]]
+        if not any(
+            full in row
+            or (package in row and f"`{path.name}`" in row and all(f in row for f in folders))
+            for row in rows
+        ):
+            unnamed.append("/".join(parts))
+    assert unnamed == [], "name these modules in README.md's layout table"
 
 
 def _free_port() -> int:

@@ -1,5 +1,5 @@
 """Kerberos on the Thrift port: the server side of Thrift's SASL transport with the GSSAPI
-mechanism (RFC 4752), which is what HMS runs with hive.metastore.hms.sasl.enabled=true.
+mechanism (RFC 4752), which is what HMS runs with hive.metastore.sasl.enabled=true.
 
 Wire format (libthrift's TSaslTransport, the same in Java and Python):
 

@@ -6,7 +6,7 @@ needs before its first call, and how its caller is identified.
 * tls: a TLS handshake (metastore.hms.tls); the caller is the client certificate's subject when
   client certificates are required, else whatever it claims.
 
-Hive's clients never combine SASL and TLS (with hive.metastore.hms.sasl.enabled the client ignores
+Hive's clients never combine SASL and TLS (with hive.metastore.sasl.enabled the client ignores
 hive.metastore.use.SSL), so one listener serves one mode; a second mode is a second
 `metastore serve` on another port over the same database.
 """

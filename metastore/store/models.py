@@ -1,13 +1,15 @@
 """SQLAlchemy models of the Hive Metastore schema that colstats keeps.
 
 Table and column names are HMS's, so that people who know HMS's backing database find their
-way around, and so that rows can be copied between the two. Two things are better than HMS:
+way around, and so that rows can be copied between the two. Three things are better than HMS:
 
 * the statistics tables have a unique key on (owner id, COLUMN_NAME, ENGINE), so concurrent
   writers cannot create the duplicate rows that break Trino (HIVE-28578), and writes are
   upserts on that key;
 * every child row has a foreign key with ON DELETE CASCADE to its owner, so dropping a table
-  or a partition removes its statistics, parameters and key values in the same statement.
+  or a partition removes its statistics, parameters and key values in the same statement;
+* every table has a version (TBL_VERSIONS, metastore.store.versions) that each change to it
+  moves, so that a cache of answers can be exact.
 
 Statistics keep typed low/high values per family as HMS does: LONG_* for integer types,
 dates (days since epoch) and timestamps (seconds since epoch), DOUBLE_* for float and double,

@@ -43,11 +43,6 @@ def touch(s: Session, tbl_id: int) -> None:
         s.info.setdefault(_TOUCHED, set()).add(tbl_id)
 
 
-def touch_new(s: Session, tbl_id: int) -> None:
-    """Mark table TBL_ID, created by the transaction of S, so that it gets a version."""
-    s.info.setdefault(_TOUCHED, set()).add(tbl_id)
-
-
 def bump(s: Session) -> None:
     """Give every table the transaction of S touched and that still exists a new version
     (see the module docstring); nothing when it touched none."""

@@ -1,5 +1,5 @@
 """Hive 2.3.10's own HiveMetaStoreClient (pyspark's jars) against the secured port:
-Kerberos with hive.metastore.hms.sasl.enabled=true (a keytab login, a ticket cache, no ticket,
+Kerberos with hive.metastore.sasl.enabled=true (a keytab login, a ticket cache, no ticket,
 rights by principal) and TLS with hive.metastore.use.SSL=true and a truststore (and a
 plain-text client refused there)."""
 

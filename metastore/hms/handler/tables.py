@@ -21,7 +21,7 @@ from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import properties, received_parameters
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
-from metastore.store import lookup
+from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.params import insert_params
 from metastore.store.partition_filter import PartitionFilterError, parse_filter
@@ -67,6 +67,7 @@ class TableCalls(StatisticsWrites):
         row.SD_ID = insert_storages(s, [storage])[0]
         s.add(row)
         s.flush()
+        versions.touch(s, row.TBL_ID)
         s.add_all(
             m.PartitionKey(
                 TBL_ID=row.TBL_ID,

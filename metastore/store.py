@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -12,6 +11,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement, KeyedColumnElement
 
 from metastore import models as m
+from metastore import name_patterns
 from metastore.partition_filter import text_in_byte_order
 
 _Row = TypeVar("_Row", bound=tuple[Any, ...])
@@ -30,15 +30,7 @@ def database_names(s: Session, catalog: str, pattern: str | None = None) -> list
     names = s.scalars(
         select(m.Database.NAME).where(m.Database.CTLG_NAME == catalog).order_by(m.Database.NAME)
     ).all()
-    return filter_names(names, pattern)
-
-
-def filter_names(names: Iterable[str], pattern: str | None) -> list[str]:
-    """Names matching an HMS pattern: '*' is any text, '|' separates alternatives."""
-    if pattern is None or pattern in ("", "*"):
-        return list(names)
-    alternatives = [p.strip().lower() for p in pattern.split("|")]
-    return [n for n in names if any(fnmatch.fnmatchcase(n, a) for a in alternatives)]
+    return name_patterns.filter_names(names, pattern)
 
 
 # The tables of (owner id, PARAM_KEY, PARAM_VALUE) rows.
@@ -406,7 +398,7 @@ def table_names(
     query = select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id).order_by(m.Table.TBL_NAME)
     if table_type is not None:
         query = query.where(m.Table.TBL_TYPE == table_type)
-    return filter_names(s.scalars(query).all(), pattern)
+    return name_patterns.filter_names(s.scalars(query).all(), pattern)
 
 
 def locations(s: Session, table: m.Table) -> list[str | None]:

@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import convert, names, store
+from metastore import convert, name_patterns, names
 from metastore import models as m
 from metastore.service.base import ServiceBase, call
 
@@ -66,7 +66,7 @@ class FunctionCalls(ServiceBase):
             .where(m.Function.DB_ID == db.DB_ID)
             .order_by(m.Function.FUNC_NAME)
         )
-        return store.filter_names(found, pattern)
+        return name_patterns.filter_names(found, pattern)
 
     @call(write=False)
     def get_all_functions(self, s: Session) -> t.GetAllFunctionsResponse:

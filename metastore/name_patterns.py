@@ -21,8 +21,9 @@ store, the same in 2.3, 3.x and 4.x (ObjectStore, the default RawStore):
 4. The empty pattern matches nothing; no pattern at all (null) matches every name.
 
 Hive 3+'s `@catalog#` prefix of a database pattern is taken off before (names.split_catalog).
-Hive 3/4's optional CachedStore matches its cached names with a Java regex instead (`?` as
-one character); colstats follows ObjectStore, the default and what HMS 2.3.10 answers
+HMS's optional CachedStore (hive.metastore.rawstore.impl; off by default) matches the names
+it holds with a Java regex instead (CacheUtils.matches: `?` one character, the rest a regex);
+colstats follows ObjectStore, the default and what HMS 2.3.10 answers
 (tests/test_name_patterns_hms.py compares the two).
 """
 

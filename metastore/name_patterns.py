@@ -29,8 +29,8 @@ colstats follows ObjectStore, the default and what HMS 2.3.10 answers
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import enum
+from collections.abc import Iterable, Sequence
 
 from metastore.names import InvalidNameError
 
@@ -43,26 +43,21 @@ class InvalidPatternError(InvalidNameError):
     """A pattern HMS fails on; the message says why and what to send instead."""
 
 
+class _Wildcard(enum.Enum):
+    ONE = "_"  # any one character
+    TEXT = "%"  # any text, the empty one included
+
+
+# One alternative as LIKE reads it: literal characters and wildcards.
+_Like = Sequence[str | _Wildcard]
+
+
 def filter_names(names: Iterable[str], pattern: str | None) -> list[str]:
     """The NAMES that PATTERN matches, in their order; None matches every name."""
     if pattern is None:
         return list(names)
-    regex = compile_pattern(pattern)
-    return [name for name in names if regex.fullmatch(name.lower())]
-
-
-def compile_pattern(pattern: str) -> re.Pattern[str]:
-    """A regex that fully matches the lower-cased names PATTERN matches in HMS."""
-    text = pattern.strip(_JAVA_TRIMMED).lower()
-    alternatives = _java_split(text)
-    if not alternatives:
-        raise InvalidPatternError(
-            f"name pattern {pattern!r} has no alternatives (nothing but '|'); "
-            "use '*' for every name"
-        )
-    return re.compile(
-        "|".join(f"(?:{_like_regex(like_pattern(a))})" for a in alternatives), re.DOTALL
-    )
+    alternatives = [_like_tokens(like_pattern(a)) for a in _alternatives(pattern)]
+    return [n for n in names if any(_like_matches(like, n.lower()) for like in alternatives)]
 
 
 def like_pattern(alternative: str) -> str:
@@ -99,32 +94,59 @@ def like_pattern(alternative: str) -> str:
     return "".join(out)
 
 
-def _like_regex(like: str) -> str:
-    """A Python regex for LIKE pattern LIKE: `%` any text, `_` one character, the escape
-    character makes the next one literal (`like_pattern` escapes only `_`, `%` and itself)."""
-    out: list[str] = []
-    i = 0
-    while i < len(like):
-        c = like[i]
-        if c == _LIKE_ESCAPE and i + 1 < len(like):
-            out.append(re.escape(like[i + 1]))
-            i += 1
-        elif c == "%":
-            out.append(".*")
-        elif c == "_":
-            out.append(".")
-        else:
-            out.append(re.escape(c))
-        i += 1
-    return "".join(out)
-
-
-def _java_split(text: str) -> list[str]:
-    """TEXT split on '|' as Java's String.split does: trailing empty parts dropped, but a
-    text without '|' is itself the one part (so "" gives [""] and "|" gives [])."""
+def _alternatives(pattern: str) -> list[str]:
+    """PATTERN trimmed, lower-cased and split on '|' as Java's String.split does: trailing
+    empty parts dropped, but a text without '|' is itself the one part ("" gives [""])."""
+    text = pattern.strip(_JAVA_TRIMMED).lower()
     if "|" not in text:
         return [text]
     parts = text.split("|")
     while parts and not parts[-1]:
         parts.pop()
+    if not parts:
+        raise InvalidPatternError(
+            f"name pattern {pattern!r} has no alternatives (nothing but '|'); "
+            "use '*' for every name"
+        )
     return parts
+
+
+def _like_tokens(like: str) -> list[str | _Wildcard]:
+    """LIKE pattern LIKE as literal characters and wildcards (the escape character makes the
+    next one literal; `like_pattern` escapes only `_`, `%` and itself)."""
+    tokens: list[str | _Wildcard] = []
+    i = 0
+    while i < len(like):
+        c = like[i]
+        if c == _LIKE_ESCAPE and i + 1 < len(like):
+            i += 1
+            tokens.append(like[i])
+        elif c == "%":
+            tokens.append(_Wildcard.TEXT)
+        elif c == "_":
+            tokens.append(_Wildcard.ONE)
+        else:
+            tokens.append(c)
+        i += 1
+    return tokens
+
+
+def _like_matches(like: _Like, name: str) -> bool:
+    """Whether NAME matches LIKE as a whole. On a mismatch only the last `%` takes one more
+    character, which is enough for `%` and `_` and keeps the work within len(LIKE) x
+    len(NAME) steps (a backtracking regex takes hours on '*a*a*a*a*a*a*a*a*a*a*b')."""
+    p = n = 0
+    last_text, resume = -1, 0  # the last `%` met, and where NAME resumes after it
+    while n < len(name):
+        if p < len(like) and (like[p] is _Wildcard.ONE or like[p] == name[n]):
+            p += 1
+            n += 1
+        elif p < len(like) and like[p] is _Wildcard.TEXT:
+            last_text, resume = p, n
+            p += 1
+        elif last_text >= 0:
+            resume += 1
+            p, n = last_text + 1, resume
+        else:
+            return False
+    return all(token is _Wildcard.TEXT for token in like[p:])

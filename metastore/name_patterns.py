@@ -134,7 +134,8 @@ def _like_tokens(like: str) -> list[str | _Wildcard]:
 def _like_matches(like: _Like, name: str) -> bool:
     """Whether NAME matches LIKE as a whole. On a mismatch only the last `%` takes one more
     character, which is enough for `%` and `_` and keeps the work within len(LIKE) x
-    len(NAME) steps (a backtracking regex takes hours on '*a*a*a*a*a*a*a*a*a*a*b')."""
+    len(NAME) steps. (A backtracking regex grows as len(NAME) to the power of the number of
+    `%`: Python's took 6 s for '*a' nine times and then '*b' on a name of 40 a's.)"""
     p = n = 0
     last_text, resume = -1, 0  # the last `%` met, and where NAME resumes after it
     while n < len(name):

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 DEFAULT_CATALOG = "hive"
 DEFAULT_PARTITION_VALUE = "__HIVE_DEFAULT_PARTITION__"
@@ -130,11 +129,3 @@ def normalize_partition_name(name: str) -> str:
     return "/".join(
         f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in parse_partition_name(name)
     )
-
-
-def filter_names(names: Iterable[str], pattern: str | None) -> list[str]:
-    """Names matching an HMS pattern: '*' is any text, '|' separates alternatives."""
-    if pattern is None or pattern in ("", "*"):
-        return list(names)
-    alternatives = [p.strip().lower() for p in pattern.split("|")]
-    return [n for n in names if any(fnmatch.fnmatchcase(n, a) for a in alternatives)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from metastore.names import filter_names
+from metastore.name_patterns import filter_names
 from metastore.store import models as m
 from metastore.store.tables import delete_table
 

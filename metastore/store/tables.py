@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
-from metastore.names import filter_names
+from metastore.name_patterns import filter_names
 from metastore.store import models as m
 from metastore.store.storage import delete_storages
 

@@ -12,7 +12,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import names
+from metastore import name_patterns, names
 from metastore.errors import NotFound
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
@@ -70,7 +70,7 @@ class FunctionCalls(ServiceBase):
             .where(m.Function.DB_ID == db.DB_ID)
             .order_by(m.Function.FUNC_NAME)
         )
-        return names.filter_names(found, pattern)
+        return name_patterns.filter_names(found, pattern)
 
     @call(write=False)
     def get_all_functions(self, s: Session) -> t.GetAllFunctionsResponse:

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import names, spark_stats, warehouse
+from metastore import name_patterns, names, spark_stats, warehouse
 from metastore.errors import NotFound
 from metastore.hms.call import call
 from metastore.hms.handler import fast_stats
@@ -210,7 +210,7 @@ class TableCalls(StatisticsWrites):
         databases = {
             d.NAME: d for d in s.scalars(select(m.Database).where(m.Database.CTLG_NAME == catalog))
         }
-        wanted = set(names.filter_names(sorted(databases), db_pattern))
+        wanted = set(name_patterns.filter_names(sorted(databases), db_pattern))
         query = (
             select(m.Table, m.TableParam.PARAM_VALUE)
             .outerjoin(
@@ -224,7 +224,7 @@ class TableCalls(StatisticsWrites):
             query = query.where(m.Table.TBL_TYPE.in_(tbl_types))
         by_id = {d.DB_ID: d for d in databases.values()}
         rows = s.execute(query).all()
-        matching = set(names.filter_names({r[0].TBL_NAME for r in rows}, tbl_patterns))
+        matching = set(name_patterns.filter_names({r[0].TBL_NAME for r in rows}, tbl_patterns))
         return [
             t.TableMeta(
                 dbName=by_id[table.DB_ID].NAME,

@@ -88,7 +88,7 @@ def spark_statistics(
     PARAMETERS are its stored parameters (numRows, totalSize, rawDataSize,
     COLUMN_STATS_ACCURATE); COLUMNS its columns, named as Spark names them (see
     spark_column_names); ROWS its statistics rows of engine 'hive', mappings of
-    stats_store.STATS_COLUMNS. Long values are split as Spark splits them.
+    StatsRows (metastore.stats.rows). Long values are split as Spark splits them.
     """
     columns = list(columns)
     if not columns and _positive(parameters.get("numRows")) is None:

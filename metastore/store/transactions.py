@@ -119,7 +119,7 @@ class Transactions:
         """WORK(session) in one transaction, again after a failure that a new attempt fixes.
 
         NAME names the work in log lines. ONE_QUERY: WORK is a read whose answer comes from
-        one SELECT (see metastore.hms.handler.base.call), which PostgreSQL then runs without
+        one SELECT (see metastore.hms.call), which PostgreSQL then runs without
         BEGIN and COMMIT.
 
         Run again (at most ATTEMPTS times in all):

@@ -1,4 +1,4 @@
-"""Partition filters evaluated by the database (metastore/partition_filter, store_filter), on
+"""Partition filters evaluated by the database (metastore/store/partition_filter), on
 SQLite and PostgreSQL: HMS 2.3.10's observed answers, the values that are no integers or
 dates, errors, order and limits, and 10,000 partitions in one statement."""
 

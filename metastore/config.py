@@ -18,6 +18,9 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     request_timeout = 60.0
     max_message_size = 104857600
     max_container_size = 1000000
+    # Answers served from memory (bytes; 0 turns the cache off), metrics for Prometheus
+    cache_size = 268435456
+    metrics_port = 9090
     # Security: "plain" (default), "kerberos" or "tls", and the keys of that mode
     security = "kerberos"
     kerberos_keytab = "/etc/security/keytabs/hive.service.keytab"
@@ -94,6 +97,11 @@ class Settings:
     """Largest request in bytes (HMS's hive.metastore.server.max.message.size)."""
     max_container_size: int = 1_000_000
     """Most elements in one list, set or map of a request."""
+    cache_size: int = 256 * 1024 * 1024
+    """Bytes the cache of answers may hold (metastore.hms.cache); 0 turns it off."""
+    metrics_port: int | None = None
+    """The port of the metrics in Prometheus's text format (metastore.hms.metrics); unset:
+    none."""
 
     security: str = "plain"
     """plain, kerberos (SASL GSSAPI) or tls."""
@@ -134,6 +142,10 @@ class Settings:
         for key in ("max_connections", "max_message_size", "max_container_size"):
             if getattr(self, key) < 1:
                 raise SettingsError(f"{key} must be at least 1")
+        if self.cache_size < 0:
+            raise SettingsError("cache_size must be 0 (no cache) or more bytes")
+        if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
+            raise SettingsError(f"metrics_port must be a port number, not {self.metrics_port}")
         if self.idle_timeout < 0 or self.request_timeout <= 0:
             raise SettingsError("idle_timeout must be 0 or more, request_timeout more than 0")
         from metastore.access import parse_group_mapping
@@ -159,7 +171,11 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 
 def _coerce(key: str, value: Any, source: str) -> Any:
     """VALUE of setting KEY in the field's type; text (from the environment) is parsed."""
-    kind = _FIELDS[key].type
+    kind = str(_FIELDS[key].type)
+    if kind.endswith(" | None"):
+        if value is None:
+            return None
+        kind = kind.removesuffix(" | None")
     if kind == "bool":
         if isinstance(value, bool):
             return value

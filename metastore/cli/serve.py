@@ -68,6 +68,15 @@ def add_parser(commands: Any) -> None:
     limits.add_argument(
         "--max-container-size", type=int, help="most elements of a list or map (1000000)"
     )
+    served = serve.add_argument_group("answers from memory, metrics")
+    served.add_argument(
+        "--cache-size",
+        type=int,
+        help="bytes the cache of answers may hold (default 268435456, 256 MiB; 0: no cache)",
+    )
+    served.add_argument(
+        "--metrics-port", type=int, help="serve metrics for Prometheus on this port (default: none)"
+    )
     security = serve.add_argument_group("security")
     security.add_argument("--security", help="plain (default), kerberos or tls")
     security.add_argument("--kerberos-keytab", help="the service's keytab")
@@ -87,6 +96,8 @@ def add_parser(commands: Any) -> None:
 
 
 _SECURITY_AND_LIMITS = (
+    "cache_size",
+    "metrics_port",
     "max_connections",
     "idle_timeout",
     "request_timeout",

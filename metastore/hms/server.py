@@ -43,17 +43,26 @@ from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
-from thrift.protocol.TProtocol import TProtocolBase, TProtocolException
+from thrift.protocol.TProtocol import TProtocolBase, TProtocolException, TProtocolFactory
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport.TTransport import TMemoryBuffer, TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore
-from metastore.access import ConnectionContext, release_connection, use_connection
+from metastore.access import (
+    ConnectionContext,
+    Right,
+    current_connection,
+    release_connection,
+    use_connection,
+)
 from metastore.config import Settings
+from metastore.hms import cache
+from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.hms.security import Security
 from metastore.hms.security import build as build_security
 from metastore.hms.wire import Codec, Limits, Message, Negotiation, ProtocolError
+from metastore.store import versions
 
 log = logging.getLogger(__name__)
 
@@ -159,16 +168,26 @@ def unserved(method: str) -> str:
 
 class Processor(ThriftHiveMetastore.Processor):
     """The generated processor, with a clear answer to the calls colstats does not serve and
-    none to a oneway message it does not know (the client reads no answer)."""
+    none to a oneway message it does not know (the client reads no answer), and the calls of
+    metastore.hms.cache.CACHED served through the cache of answers (when there is one)."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(
+        self, handler: Handler, protocols: TProtocolFactory, cache: AnswerCache | None = None
+    ) -> None:
         super().__init__(handler)  # type: ignore[no-untyped-call]  # generated, untyped
+        self._protocols = protocols
+        self._cache = cache
+        settings = handler.settings
+        self._variant = f"bitvector={settings.fetch_bitvector},kll={settings.fetch_histogram}"
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
         if self._on_message_begin:  # TProcessor's hook, as the generated process calls it
             self._on_message_begin(name, kind, seqid)
         if name in self._processMap:
+            if self._cache is not None and name in cache.CACHED:
+                self._through_cache(name, seqid, iprot, oprot)
+                return True
             serve: Callable[..., None] = self._processMap[name]
             serve(self, seqid, iprot, oprot)
             return True
@@ -183,6 +202,53 @@ class Processor(ThriftHiveMetastore.Processor):
         oprot.writeMessageEnd()
         oprot.trans.flush()
         return None
+
+    def _through_cache(
+        self, name: str, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
+    ) -> None:
+        """Call NAME served from the cache when its stored answer was read at the versions
+        its tables have now, else as any call, its answer stored (metastore.hms.cache)."""
+        assert self._cache is not None
+        data: bytes = iprot.trans.getvalue()
+        key = (name, self._variant, data[cache.header_length(data, name) :])
+        arguments = cache.args_struct(name)
+        arguments.read(iprot)
+        iprot.readMessageEnd()
+        tables = cache.CACHED[name](arguments)
+        handler: Handler = self._handler
+        connection = current_connection()
+        if tables is None or (
+            connection is not None and not handler.policy.allows(connection, Right.READ)
+        ):
+            self._send(oprot, cache.replay(self, data, self._protocols))
+            return
+        try:
+            found = handler.tx.run(
+                lambda s: versions.read(s, tables), name=name, write=False, one_query=True
+            )
+        except Exception as e:  # the call itself reports what is wrong with the database
+            log.debug("%s: the versions of its tables cannot be read: %s", name, e)
+            self._send(oprot, cache.replay(self, data, self._protocols))
+            return
+        known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
+        body = self._cache.lookup(key, found) if known else None
+        if body is not None:
+            log.debug("%s answered from the cache", name)
+            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
+            oprot.trans.write(body)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+            return
+        reply = cache.replay(self, data, self._protocols)
+        body = cache.reply_body(reply, name) if known else None
+        if body is not None:
+            self._cache.store(key, found, body)
+        self._send(oprot, reply)
+
+    @staticmethod
+    def _send(oprot: TProtocolBase, reply: bytes) -> None:
+        oprot.trans.write(reply)
+        oprot.trans.flush()
 
 
 class MetastoreServer:
@@ -201,13 +267,15 @@ class MetastoreServer:
         idle_timeout: float = 3600.0,
         request_timeout: float = 60.0,
         limits: Limits | None = None,
+        cache_size: int = 0,
     ) -> None:
-        self._processor = Processor(handler)
         self._limits = limits or Limits()
         self._protocols = TBinaryProtocolAcceleratedFactory(
             string_length_limit=self._limits.max_message_size,
             container_length_limit=self._limits.max_container_size,
         )
+        self.cache = AnswerCache(cache_size) if cache_size > 0 else None
+        self._processor = Processor(handler, self._protocols, self.cache)
         self._security = security or Security(framed=framed)
         self._max_connections = max_connections
         self._idle_timeout = idle_timeout
@@ -252,6 +320,7 @@ class MetastoreServer:
             idle_timeout=settings.idle_timeout,
             request_timeout=settings.request_timeout,
             limits=Limits(settings.max_message_size, settings.max_container_size),
+            cache_size=settings.cache_size,
         )
 
     # -- running and stopping --------------------------------------------------------------

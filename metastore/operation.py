@@ -74,13 +74,11 @@ class Operations:
         work: Callable[[Session], T],
         *,
         write: bool,
-        one_query: bool = False,
         target: str = "",
     ) -> T:
         """WORK(session) as operation NAME (see the module docstring). WRITE marks a change:
         it needs the right access.RIGHTS gives it and is audited with TARGET (the objects it
-        names, as audit.target renders them). ONE_QUERY marks a read whose answer comes from
-        one SELECT (Transactions.run)."""
+        names, as audit.target renders them)."""
         started = time.perf_counter()
         connection = current_connection()
         right = required_right(name, write)
@@ -92,7 +90,7 @@ class Operations:
             raise self.door.error(name, Refused(message)) from None
         outcome = "ok"
         try:
-            result = self.tx.run(work, name=name, write=write, one_query=one_query)
+            result = self.tx.run(work, name=name, write=write)
         except Exception as e:
             error, outcome = self._failure(name, e)
             if error is e:

@@ -171,6 +171,13 @@ def run(args: argparse.Namespace) -> int:
     server = MetastoreServer.from_settings(handler, settings, security=security)
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
+    if settings.metrics_port is not None:
+        # Over TLS when the server has a certificate.
+        port = server.metrics.serve(
+            settings.host, settings.metrics_port, settings.tls_cert, settings.tls_key
+        )
+        scheme = "https" if settings.tls_cert else "http"
+        log.info("metrics on %s://%s:%d/metrics", scheme, settings.host, port)
     log.info("database %s", transactions.safe_url(url))
     log.info("%s", handler.policy.describe())
     if not settings.authentication and "*" in handler.policy.holders[Right.WRITE]:

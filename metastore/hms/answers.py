@@ -29,9 +29,6 @@ from metastore.stats.rows import StatsRow, as_row
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store import partition_rows as pr
-from metastore.store.params import table_params
-from metastore.store.storage import load_storages
-from metastore.store.tables import partition_keys_of
 from metastore.vocabulary import DEFAULT_ENGINE
 
 
@@ -63,13 +60,14 @@ class Answers:
     # -- tables ---------------------------------------------------------------------------
 
     def tables(self, s: Session, db: m.Database, tables: Sequence[m.Table]) -> list[t.Table]:
-        """The Table structs of TABLES (of database DB), in a fixed number of queries, with
-        the spark.sql.statistics.* parameters Spark's optimizer reads derived from their
-        Hive-format statistics (metastore.spark_stats)."""
+        """The Table structs of TABLES (of database DB), in three statements (four with
+        statistics), with the spark.sql.statistics.* parameters Spark's optimizer reads
+        derived from their Hive-format statistics (metastore.spark_stats)."""
         ids = [table.TBL_ID for table in tables]
-        storages = load_storages(s, [table.SD_ID for table in tables])
-        keys = partition_keys_of(s, ids)
-        params = table_params(s, ids)
+        storage = pr.storage_rows(s, [table.SD_ID for table in tables if table.SD_ID])
+        below = pr.Below(s, tables=ids, storage=storage.values())
+        build_sd = _storage_builder(below)
+        params = below.table_params
         described = [
             i for i in ids if accurate.accurate_columns(params.get(i, {}).get(accurate.KEY))
         ]
@@ -80,17 +78,21 @@ class Answers:
             rows.setdefault(owner, []).append(row)
         structs = []
         for table in tables:
-            storage = storages.get(table.SD_ID) if table.SD_ID else None
+            sd_row = storage.get(table.SD_ID) if table.SD_ID else None
+            sd = build_sd(sd_row) if sd_row is not None else None
             table_params_ = params.get(table.TBL_ID, {})
-            columns = storage.columns if storage is not None else []
             spark_names = spark_stats.spark_column_names(table_params_)
             named = [
-                (spark_names.get(c.COLUMN_NAME, c.COLUMN_NAME), c.TYPE_NAME or "") for c in columns
+                (spark_names.get(c.name, c.name), c.type or "") for c in (sd.cols if sd else [])
             ]
             served = spark_stats.with_spark_statistics(
                 table_params_, named, rows.get(table.TBL_ID, [])
             )
-            structs.append(table_struct(table, db, storage, keys.get(table.TBL_ID, []), served))
+            keys = [
+                t.FieldSchema(name=n, type=ty, comment=c)
+                for n, ty, c in below.keys.get(table.TBL_ID, [])
+            ]
+            structs.append(table_struct(table, db, sd, keys, served))
         return structs
 
     def table(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
@@ -112,7 +114,7 @@ class Answers:
         rows = pr.partition_rows(s, selection, limit)
         if not rows:
             return []
-        below = pr.Below(s, rows)
+        below = pr.Below.of_partitions(s, rows)
         build_sd = _storage_builder(below)
         db_name, table_name, catalog = db.NAME, table.TBL_NAME, db.CTLG_NAME
         no_params: dict[str, str] = {}

@@ -60,10 +60,10 @@ class _Entry:
 
 @dataclasses.dataclass
 class CacheCounters:
-    """What the cache has done since the server started."""
+    """What the cache has done since the server started; hits and misses by call."""
 
-    hits: int = 0
-    misses: int = 0
+    hits: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
+    misses: collections.Counter[str] = dataclasses.field(default_factory=collections.Counter)
     stored: int = 0
     evictions: int = 0
 
@@ -90,9 +90,9 @@ class AnswerCache:
             entry = self._entries.get(key)
             if entry is not None and entry.versions == versions:
                 self._entries.move_to_end(key)
-                self.counters.hits += 1
+                self.counters.hits[key[0]] += 1
                 return entry.body
-            self.counters.misses += 1
+            self.counters.misses[key[0]] += 1
             return None
 
     def store(self, key: Key, versions: Versions, body: bytes) -> None:

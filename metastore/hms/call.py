@@ -101,16 +101,12 @@ CHANGING_CALLS: set[str] = set()
 
 
 def call(
-    *, write: bool, one_query: bool = False
+    *, write: bool
 ) -> Callable[[Callable[Concatenate[S, Session, P], R]], Callable[Concatenate[S, P], R]]:
     """Make a handler method a Thrift call: METHOD(self, session, *args) becomes
     CALL(self, *args), run as an operation (metastore.operation.Operations.run) named after
     the method. A WRITE call is a change: it needs the right access.RIGHTS gives it and
     leaves an audit line naming the objects of its arguments (metastore.hms.audit_target).
-
-    ONE_QUERY marks a read whose answer comes from one SELECT (one per 5,000 partition
-    names; other queries only choose the exception of a failed call): on PostgreSQL it runs
-    without BEGIN and COMMIT, one round trip instead of three.
     """
 
     def decorate(method: Callable[Concatenate[S, Session, P], R]) -> Callable[Concatenate[S, P], R]:
@@ -129,7 +125,6 @@ def call(
                 name,
                 lambda s: method(self, s, *args, **kwargs),
                 write=write,
-                one_query=one_query,
                 target=what,
             )
 

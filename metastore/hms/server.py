@@ -59,6 +59,7 @@ from metastore.config import Settings
 from metastore.hms import cache
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
+from metastore.hms.metrics import Metrics
 from metastore.hms.security import Security
 from metastore.hms.security import build as build_security
 from metastore.hms.wire import Codec, Limits, Message, Negotiation, ProtocolError
@@ -223,15 +224,13 @@ class Processor(ThriftHiveMetastore.Processor):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
         try:
-            found = handler.tx.run(
-                lambda s: versions.read(s, tables), name=name, write=False, one_query=True
-            )
+            found = handler.tx.run(lambda s: versions.read(s, tables), name=name, write=False)
         except Exception as e:  # the call itself reports what is wrong with the database
             log.debug("%s: the versions of its tables cannot be read: %s", name, e)
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
         known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
-        body = self._cache.lookup(key, found) if known else None
+        body = self._cache.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
             oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
@@ -294,6 +293,7 @@ class MetastoreServer:
         self._limit_warned = 0.0
         self._limit_refused = 0
         self.counters = Counters()
+        self.metrics = Metrics(lambda: len(self._clients), self.counters.snapshot, self.cache)
         self.host = host
         self.port: int = self._listener.getsockname()[1]
         self.framed = self._security.framed
@@ -368,6 +368,7 @@ class MetastoreServer:
             self._listener.close()
             self._wake_r.close()
             self._wake_w.close()
+            self.metrics.stop()
             counts = ", ".join(f"{k} {v}" for k, v in self.counters.snapshot().items())
             log.info("stopped (%s)", counts)
 
@@ -633,6 +634,7 @@ class MetastoreServer:
             self._wake()
 
     def _call(self, client: _Client, message: Message) -> bool:
+        started = time.perf_counter()
         requests, replies = TMemoryBuffer(message.data), TMemoryBuffer()
         token = use_connection(client.context)
         try:
@@ -652,6 +654,7 @@ class MetastoreServer:
             release_connection(token)
         self.counters.add("calls")
         reply = replies.getvalue()
+        self.metrics.call(message.name, time.perf_counter() - started, reply)
         if message.oneway or not reply:
             return True
         if self._peer_closed(client.sock):

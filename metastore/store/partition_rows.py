@@ -1,5 +1,5 @@
-"""The rows of the partitions a read call answers with, in two statements whatever their
-number.
+"""The rows of the partitions (and tables) a read call answers with, in two statements
+whatever their number.
 
 A read call (get_partitions_by_filter, get_partitions_ps, get_partitions, ...) may answer
 with thousands of partitions. Loading them as ORM entities (storage.Storage, which the write
@@ -14,6 +14,10 @@ rows of SQLAlchemy Core queries:
    serde parameters, bucket and sort columns, skewed column names, and the columns of the
    distinct column lists (partitions of a table share the table's column list, by CD_ID).
    `Below` holds them by owner id.
+
+A table's answer is read the same way: its descriptor and serde (`storage_rows`, shaped as a
+partition's row), then the same UNION ALL, which also holds the tables' parameters and
+partition keys.
 
 A descriptor with skewed columns costs a few statements more (storage.load_skewed). The
 answers are built from these rows by the door (metastore.hms.answers).
@@ -57,6 +61,7 @@ _DBS = m.Database.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
+_TABLE_PARAM, _KEY = 8, 9
 
 
 def of_table(tbl_id: int) -> Select[tuple[int]]:
@@ -136,6 +141,27 @@ SERDE_NAME, SLIB, SERDE_DESCRIPTION, SERIALIZER_CLASS, DESERIALIZER_CLASS, SERDE
 )
 
 
+def _storage_columns() -> list[Any]:
+    sd, serde = _SDS.c, _SERDES.c
+    return [
+        sd.SD_ID,
+        sd.LOCATION,
+        sd.INPUT_FORMAT,
+        sd.OUTPUT_FORMAT,
+        sd.IS_COMPRESSED,
+        sd.NUM_BUCKETS,
+        sd.IS_STOREDASSUBDIRECTORIES,
+        sd.CD_ID,
+        sd.SERDE_ID,
+        serde.NAME,
+        serde.SLIB,
+        serde.DESCRIPTION,
+        serde.SERIALIZER_CLASS,
+        serde.DESERIALIZER_CLASS,
+        serde.SERDE_TYPE,
+    ]
+
+
 def partition_rows(
     s: Session, selection: Select[tuple[int]], limit: int | None = None
 ) -> Sequence[Any]:
@@ -147,37 +173,51 @@ def partition_rows(
     return s.execute(
         ordered.outerjoin_from(PARTITIONS, _SDS, sd.SD_ID == p.SD_ID)
         .outerjoin_from(_SDS, _SERDES, serde.SERDE_ID == sd.SERDE_ID)
-        .with_only_columns(
-            p.PART_ID,
-            p.CREATE_TIME,
-            p.LAST_ACCESS_TIME,
-            p.SD_ID,
-            sd.LOCATION,
-            sd.INPUT_FORMAT,
-            sd.OUTPUT_FORMAT,
-            sd.IS_COMPRESSED,
-            sd.NUM_BUCKETS,
-            sd.IS_STOREDASSUBDIRECTORIES,
-            sd.CD_ID,
-            sd.SERDE_ID,
-            serde.NAME,
-            serde.SLIB,
-            serde.DESCRIPTION,
-            serde.SERIALIZER_CLASS,
-            serde.DESERIALIZER_CLASS,
-            serde.SERDE_TYPE,
-        )
+        .with_only_columns(p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME, *_storage_columns())
     ).all()
 
 
+@functools.cache
+def _storage_query() -> Select[Any]:
+    no_int = cast(null(), Integer)
+    sd, serde = _SDS.c, _SERDES.c
+    return (
+        select(no_int, no_int, no_int, *_storage_columns())
+        .select_from(_SDS)
+        .outerjoin(_SERDES, serde.SERDE_ID == sd.SERDE_ID)
+        .where(sd.SD_ID.in_(bindparam("sds", expanding=True)))
+    )
+
+
+def storage_rows(s: Session, sd_ids: Sequence[int]) -> dict[int, Any]:
+    """SD_ID -> the row of a storage descriptor and its serde, shaped as a row of
+    `partition_rows` (its partition's fields None), for the descriptors SD_IDS."""
+    if not sd_ids:
+        return {}
+    rows = s.execute(_storage_query(), {"sds": list(sd_ids)}).all()
+    return {row[SD_ID]: row for row in rows}
+
+
 class Below:
-    """The rows below the partitions of ROWS (rows of `partition_rows`), read in one
+    """The rows below partitions or tables and their storage descriptors, read in one
     statement, by owner id."""
 
-    def __init__(self, s: Session, rows: Sequence[Any]) -> None:
+    def __init__(
+        self,
+        s: Session,
+        *,
+        parts: Iterable[int] = (),
+        tables: Iterable[int] = (),
+        storage: Iterable[Any] = (),
+    ) -> None:
+        """The rows below the partitions PARTS, the tables TABLES and the storage
+        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`)."""
         self.values: dict[int, list[str]] = {}
         """PART_ID -> key values, in key order."""
         self.part_params: dict[int, dict[str, str]] = {}
+        self.table_params: dict[int, dict[str, str]] = {}
+        self.keys: dict[int, list[tuple[str, str | None, str | None]]] = {}
+        """TBL_ID -> (name, type, comment) of the partition keys, in order."""
         self.sd_params: dict[int, dict[str, str]] = {}
         self.serde_params: dict[int, dict[str, str]] = {}
         self.buckets: dict[int, list[str]] = {}
@@ -192,13 +232,17 @@ class Below:
         }
         maps = {
             _PART_PARAM: self.part_params,
+            _TABLE_PARAM: self.table_params,
             _SD_PARAM: self.sd_params,
             _SERDE_PARAM: self.serde_params,
         }
+        triples = {_COLUMN: self.columns, _KEY: self.keys}
         dialect = s.get_bind().dialect.name
         ids = _ids_of_postgres if dialect == "postgresql" else _ids_of_sqlite
+        rows = list(storage)
         owners = {
-            "parts": ids([row[PART_ID] for row in rows]),
+            "parts": ids(parts),
+            "tbls": ids(tables),
             "sds": ids({row[SD_ID] for row in rows if row[SD_ID] is not None}),
             "serdes": ids({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
             "cds": ids({row[CD_ID] for row in rows if row[CD_ID] is not None}),
@@ -208,14 +252,19 @@ class Below:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in lists:
                 lists[kind].setdefault(owner, []).append(a or "")
-            elif kind == _COLUMN:
-                self.columns.setdefault(owner, []).append((a, b, c))
+            elif kind in triples:
+                triples[kind].setdefault(owner, []).append((a, b, c))
             elif kind == _SORT:
                 self.sorts.setdefault(owner, []).append((a or "", n))
             else:
                 skewed_sds.add(owner)
         self.skewed: dict[int, Skewed] = load_skewed(s, sorted(skewed_sds)) if skewed_sds else {}
         """SD_ID -> skewed information, for the descriptors that have some."""
+
+    @classmethod
+    def of_partitions(cls, s: Session, rows: Sequence[Any]) -> Below:
+        """The rows below the partitions of ROWS (rows of `partition_rows`)."""
+        return cls(s, parts=[row[PART_ID] for row in rows], storage=rows)
 
 
 def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
@@ -244,11 +293,12 @@ def _among(dialect: str, name: str) -> Callable[[ColumnElement[int]], ColumnElem
 def _below(dialect: str) -> CompoundSelect[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
     text, text, text, number), ordered by kind, owner and index. Its parameters are the
-    ids (see `_among`) of the partitions (parts), their storage descriptors (sds), and the
-    serdes and column lists of these (serdes, cds). Built once: building a statement this
-    size costs more than running it for a few partitions."""
+    ids (see `_among`) of the partitions (parts), the tables (tbls), their storage
+    descriptors (sds), and the serdes and column lists of these (serdes, cds). Built once:
+    building a statement this size costs more than running it for a few partitions."""
     parts, sds = _among(dialect, "parts"), _among(dialect, "sds")
     serdes, cds = _among(dialect, "serdes"), _among(dialect, "cds")
+    tbls = _among(dialect, "tbls")
     no_int = cast(null(), Integer)
     no_text = cast(null(), Text)
 
@@ -263,6 +313,8 @@ def _below(dialect: str) -> CompoundSelect[Any]:
     sc = m.SortColumn.__table__.c
     sk = m.SkewedColumnName.__table__.c
     co = m.Column.__table__.c
+    tp = m.TableParam.__table__.c
+    pk = m.PartitionKey.__table__.c
     query = union_all(
         select(
             kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
@@ -294,5 +346,17 @@ def _below(dialect: str) -> CompoundSelect[Any]:
             co.COMMENT,
             no_int,
         ).where(cds(co.CD_ID)),
+        select(
+            kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text, no_int
+        ).where(tbls(tp.TBL_ID)),
+        select(
+            kind(_KEY),
+            pk.TBL_ID,
+            pk.INTEGER_IDX,
+            pk.PKEY_NAME,
+            pk.PKEY_TYPE,
+            pk.PKEY_COMMENT,
+            no_int,
+        ).where(tbls(pk.TBL_ID)),
     )
     return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

@@ -105,22 +105,20 @@ class Transactions:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._write_engine = engine.execution_options(**{_WRITE: True})
-        # PostgreSQL runs a lone SELECT as a transaction of its own; sparing BEGIN and COMMIT
-        # saves two round trips. (SQLite's transactions cost no round trip.)
-        self._one_query_engine = (
+        # Reads on PostgreSQL run each statement as a transaction of its own: at READ
+        # COMMITTED every statement of a transaction sees its own snapshot anyway, so sparing
+        # BEGIN and COMMIT changes no answer and saves two round trips per call. (SQLite's
+        # transactions cost no round trip, and there a read sees one snapshot.)
+        self._read_engine = (
             engine.execution_options(isolation_level="AUTOCOMMIT")
             if engine.dialect.name == "postgresql"
             else engine
         )
 
-    def run(
-        self, work: Callable[[Session], T], *, name: str, write: bool, one_query: bool = False
-    ) -> T:
-        """WORK(session) in one transaction, again after a failure that a new attempt fixes.
-
-        NAME names the work in log lines. ONE_QUERY: WORK is a read whose answer comes from
-        one SELECT (see metastore.hms.call), which PostgreSQL then runs without
-        BEGIN and COMMIT.
+    def run(self, work: Callable[[Session], T], *, name: str, write: bool) -> T:
+        """WORK(session) in one transaction (for a read on PostgreSQL, one per statement: see
+        __init__), again after a failure that a new attempt fixes. NAME names the work in log
+        lines; WRITE marks a change.
 
         Run again (at most ATTEMPTS times in all):
 
@@ -135,7 +133,7 @@ class Transactions:
         """
         for attempt in range(1, ATTEMPTS + 1):
             try:
-                return self._once(work, write=write, one_query=one_query)
+                return self._once(work, write=write)
             except IntegrityError:
                 if not write or attempt == ATTEMPTS:
                     raise
@@ -148,19 +146,13 @@ class Transactions:
                 log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
         raise AssertionError("unreachable")
 
-    def _once(self, work: Callable[[Session], T], *, write: bool, one_query: bool) -> T:
+    def _once(self, work: Callable[[Session], T], *, write: bool) -> T:
         """WORK(session) in one transaction: committed if it returns, rolled back if it raises.
 
         Not a generator-based context manager on purpose: contextlib assigns __traceback__
         to the exception it re-raises, which the immutable Thrift exceptions refuse.
         """
-        bind: Engine
-        if write:
-            bind = self._write_engine
-        elif one_query:
-            bind = self._one_query_engine
-        else:
-            bind = self.engine
+        bind = self._write_engine if write else self._read_engine
         with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
             session.begin()
             versions.begin(session, write=write)

@@ -328,7 +328,7 @@ class PartitionCalls(ServiceBase):
         database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
         return self.answers.partitions(s, database, table, found, max_parts)
 
-    @call(write=False, one_query=True)
+    @call(write=False)
     def get_partition_names_ps(
         self,
         s: Session,

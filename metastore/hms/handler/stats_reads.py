@@ -76,14 +76,14 @@ class StatisticsReads(ServiceBase):
         )
         return self.answers.column_statistics(desc, row)
 
-    @call(write=False, one_query=True)
+    @call(write=False)
     def get_table_statistics_req(
         self, s: Session, request: t.TableStatsRequest
     ) -> t.TableStatsResult:
         rows = reads.table_statistics(s, _target(request, with_partitions=False))
         return t.TableStatsResult(tableStats=[self.answers.stats_obj(r) for r in rows])
 
-    @call(write=False, one_query=True)
+    @call(write=False)
     def get_partitions_statistics_req(
         self, s: Session, request: t.PartitionsStatsRequest
     ) -> t.PartitionsStatsResult:

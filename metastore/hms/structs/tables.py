@@ -169,8 +169,8 @@ def table_row(table: t.Table, db_id: int) -> m.Table:
 def table_struct(
     row: m.Table,
     db: m.Database,
-    storage: Storage | None,
-    keys: list[m.PartitionKey],
+    sd: t.StorageDescriptor | None,
+    keys: list[t.FieldSchema],
     params: dict[str, str],
 ) -> t.Table:
     return t.Table(
@@ -180,10 +180,8 @@ def table_struct(
         createTime=row.CREATE_TIME,
         lastAccessTime=row.LAST_ACCESS_TIME,
         retention=row.RETENTION,
-        sd=storage_struct(storage),
-        partitionKeys=[
-            t.FieldSchema(name=k.PKEY_NAME, type=k.PKEY_TYPE, comment=k.PKEY_COMMENT) for k in keys
-        ],
+        sd=sd,
+        partitionKeys=keys,
         parameters=params,
         viewOriginalText=row.VIEW_ORIGINAL_TEXT,
         viewExpandedText=row.VIEW_EXPANDED_TEXT,

@@ -38,32 +38,26 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAcceleratedFactory
-from thrift.protocol.TProtocol import TProtocolBase, TProtocolException, TProtocolFactory
-from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.transport.TTransport import TMemoryBuffer, TTransportException
 
-from hive_metastore_thrift import ThriftHiveMetastore
 from metastore.access import (
     ConnectionContext,
-    Right,
-    current_connection,
     release_connection,
     use_connection,
 )
 from metastore.config import Settings
-from metastore.hms import cache
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.hms.metrics import Metrics
+from metastore.hms.processor import Processor
 from metastore.hms.security import Security
 from metastore.hms.security import build as build_security
 from metastore.hms.wire import Codec, Limits, Message, Negotiation, ProtocolError
-from metastore.store import versions
 
 log = logging.getLogger(__name__)
 
@@ -127,127 +121,6 @@ class _Client:
     @property
     def peer(self) -> str:
         return self.context.peer
-
-
-# The calls of Hive's ACID tables; colstats serves non-transactional tables only.
-_TRANSACTION_CALLS = frozenset(
-    {
-        "open_txns",
-        "commit_txn",
-        "abort_txn",
-        "abort_txns",
-        "get_open_txns",
-        "get_open_txns_info",
-        "get_open_txns_req",
-        "lock",
-        "check_lock",
-        "unlock",
-        "show_locks",
-        "heartbeat",
-        "heartbeat_txn_range",
-        "allocate_table_write_ids",
-        "get_valid_write_ids",
-        "add_dynamic_partitions",
-        "compact",
-        "compact2",
-        "show_compact",
-        "replTableWriteIdState",
-        "commit_txn_in_streaming",
-    }
-)
-
-
-def unserved(method: str) -> str:
-    """The message of the answer to a call colstats does not serve."""
-    if method in _TRANSACTION_CALLS:
-        return (
-            f"Unknown function {method}: colstats does not serve transactions and locks "
-            "(ACID tables); use non-transactional tables"
-        )
-    return f"Unknown function {method}: colstats does not serve this call"
-
-
-class Processor(ThriftHiveMetastore.Processor):
-    """The generated processor, with a clear answer to the calls colstats does not serve and
-    none to a oneway message it does not know (the client reads no answer), and the calls of
-    metastore.hms.cache.CACHED served through the cache of answers (when there is one)."""
-
-    def __init__(
-        self, handler: Handler, protocols: TProtocolFactory, cache: AnswerCache | None = None
-    ) -> None:
-        super().__init__(handler)  # type: ignore[no-untyped-call]  # generated, untyped
-        self._protocols = protocols
-        self._cache = cache
-        settings = handler.settings
-        self._variant = f"bitvector={settings.fetch_bitvector},kll={settings.fetch_histogram}"
-
-    def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
-        name, kind, seqid = iprot.readMessageBegin()
-        if self._on_message_begin:  # TProcessor's hook, as the generated process calls it
-            self._on_message_begin(name, kind, seqid)
-        if name in self._processMap:
-            if self._cache is not None and name in cache.CACHED:
-                self._through_cache(name, seqid, iprot, oprot)
-                return True
-            serve: Callable[..., None] = self._processMap[name]
-            serve(self, seqid, iprot, oprot)
-            return True
-        iprot.skip(TType.STRUCT)
-        iprot.readMessageEnd()
-        log.info("unserved call %s", name)
-        if kind == TMessageType.ONEWAY:
-            return None
-        error = TApplicationException(TApplicationException.UNKNOWN_METHOD, unserved(name))
-        oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
-        error.write(oprot)
-        oprot.writeMessageEnd()
-        oprot.trans.flush()
-        return None
-
-    def _through_cache(
-        self, name: str, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
-    ) -> None:
-        """Call NAME served from the cache when its stored answer was read at the versions
-        its tables have now, else as any call, its answer stored (metastore.hms.cache)."""
-        assert self._cache is not None
-        data: bytes = iprot.trans.getvalue()
-        key = (name, self._variant, data[cache.header_length(data, name) :])
-        arguments = cache.args_struct(name)
-        arguments.read(iprot)
-        iprot.readMessageEnd()
-        tables = cache.CACHED[name](arguments)
-        handler: Handler = self._handler
-        connection = current_connection()
-        if tables is None or (
-            connection is not None and not handler.policy.allows(connection, Right.READ)
-        ):
-            self._send(oprot, cache.replay(self, data, self._protocols))
-            return
-        try:
-            found = handler.tx.run(lambda s: versions.read(s, tables), name=name, write=False)
-        except Exception as e:  # the call itself reports what is wrong with the database
-            log.debug("%s: the versions of its tables cannot be read: %s", name, e)
-            self._send(oprot, cache.replay(self, data, self._protocols))
-            return
-        known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
-        body = self._cache.lookup(key, found)
-        if body is not None:
-            log.debug("%s answered from the cache", name)
-            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
-            oprot.trans.write(body)
-            oprot.writeMessageEnd()
-            oprot.trans.flush()
-            return
-        reply = cache.replay(self, data, self._protocols)
-        body = cache.reply_body(reply, name) if known else None
-        if body is not None:
-            self._cache.store(key, found, body)
-        self._send(oprot, reply)
-
-    @staticmethod
-    def _send(oprot: TProtocolBase, reply: bytes) -> None:
-        oprot.trans.write(reply)
-        oprot.trans.flush()
 
 
 class MetastoreServer:

@@ -191,6 +191,7 @@ def test_a_server_killed_under_load_loses_no_acknowledged_write(
     lock = threading.Lock()
     stop = threading.Event()
     problems: list[str] = []
+    failovers: list[int] = []
     counter = iter(range(10**6))
 
     def write(start: int) -> None:
@@ -205,6 +206,7 @@ def test_a_server_killed_under_load_loses_no_acknowledged_write(
             client.call("update_partition_column_statistics", _stats(db, n, part))
             with lock:
                 acknowledged.add(n)
+        failovers.append(client.failovers)
         client.close()
 
     def read(start: int) -> None:
@@ -222,6 +224,7 @@ def test_a_server_killed_under_load_loses_no_acknowledged_write(
                 stats = client.call("get_partitions_statistics_req", request)
                 if f"ds={n}" not in stats.partStats:
                     problems.append(f"a read missed the statistics of ds={n}")
+        failovers.append(client.failovers)
         client.close()
 
     threads = [threading.Thread(target=write, args=(i % SERVERS,)) for i in range(3)]
@@ -241,6 +244,7 @@ def test_a_server_killed_under_load_loses_no_acknowledged_write(
     with lock:
         written = set(acknowledged)
     assert len(written) > before_kill > 0  # writes went on after the kill
+    assert sum(failovers) >= 2  # the clients of the killed server went on through others
     survivor = FailoverClient(running.ports, 1)
     names = set(survivor.call("get_partition_names", db, "t", -1))
     assert {f"ds={n}" for n in written} <= names

@@ -92,13 +92,17 @@ def last_handler_timings(
 
 
 @contextlib.contextmanager
-def our_server(url: str, timings: Path) -> Iterator[int]:
-    """Our server with default settings (no bit vectors) in a process of its own, as it is
-    deployed and as HMS runs, on a free loopback port; yields the port. When it stops it
-    writes its handler timings to TIMINGS."""
+def our_server(url: str, timings: Path, cache_size: int = 0) -> Iterator[int]:
+    """Our server with default settings (no bit vectors), with a cache of answers of
+    CACHE_SIZE bytes (0: none, every call reads the database), in a process of its own, as
+    it is deployed and as HMS runs, on a free loopback port; yields the port. When it stops
+    it writes its handler timings to TIMINGS."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, __file__, "--serve", url, "--port", str(port), "--timings", str(timings)],
+        [
+            *(sys.executable, __file__, "--serve", url, "--port", str(port)),
+            *("--timings", str(timings), "--cache-size", str(cache_size)),
+        ],
         stdout=subprocess.DEVNULL,
         start_new_session=True,
     )
@@ -109,7 +113,7 @@ def our_server(url: str, timings: Path) -> Iterator[int]:
         stop_process(process)
 
 
-def serve(url: str, port: int, timings: Path) -> int:
+def serve(url: str, port: int, timings: Path, cache_size: int) -> int:
     """The --serve mode: our server in this process, its handler clocked, until SIGTERM."""
     engine = transactions.create_engine(url, pool_size=4)
     # The warehouse (the `default` database's folder) beside the timings, in a temp dir.
@@ -118,7 +122,7 @@ def serve(url: str, port: int, timings: Path) -> int:
     )
     handler.ensure_default_database()
     clock = HandlerClock(handler)
-    server = MetastoreServer(handler, "127.0.0.1", port, workers=8)
+    server = MetastoreServer(handler, "127.0.0.1", port, workers=8, cache_size=cache_size)
     signal.signal(signal.SIGTERM, lambda _signum, _frame: server.stop())
     try:
         server.serve_forever()
@@ -238,6 +242,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--serve", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--cache-size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = set(args.backends) - {"sqlite", "postgresql", "hms"}
@@ -256,7 +261,7 @@ def _exit_on_sigterm(signum: int, _frame: FrameType | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.serve:
-        return serve(args.serve, args.port, args.timings)
+        return serve(args.serve, args.port, args.timings, args.cache_size)
     load_at_start = load()[0]
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     w = Workload(parts=args.parts, cols=args.cols)

@@ -71,31 +71,49 @@ def upsert_stats(
     """
     if not rows:
         return
-    table = level.stats.__table__
     owner = level.owner
-    columns = [owner, *STATS_COLUMNS]
     # One order for every writer, so that two calls that upsert the same rows lock them in
     # the same order and cannot deadlock.
     ordered = sorted(rows, key=lambda r: (r[0], r[1]["COLUMN_NAME"], r[1]["ENGINE"]))
     plain: list[Mapping[str, Any]] = [{owner: owner_id, **row} for owner_id, row in ordered]
     connection = s.connection()
-    dialect = connection.dialect
-    if dialect.name == "postgresql":
-        source = select(*[func.unnest(_array_param(c, table.c[c].type)) for c in columns])
-        stmt = _on_conflict(
-            level, postgresql.insert(table).from_select(columns, source), keep_unset
-        )
+    dialect = connection.dialect.name
+    if dialect == "postgresql":
+        columns = [owner, *STATS_COLUMNS]
+        stmt = _postgres_upsert(level, keep_unset)
         connection.execute(stmt, {c: [row[c] for row in plain] for c in columns})
-    elif dialect.name == "sqlite":
-        stmt = _on_conflict(
-            level, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
-        )
-        compiled = stmt.compile(dialect=dialect)
-        order = compiled.positiontup
-        assert order is not None
-        connection.exec_driver_sql(compiled.string, [tuple(row[c] for c in order) for row in plain])
+    elif dialect == "sqlite":
+        text, order = _sqlite_upsert(level, keep_unset)
+        connection.exec_driver_sql(text, [tuple(row[c] for c in order) for row in plain])
     else:
-        raise NotImplementedError(f"upserts are not implemented for {dialect.name}")
+        raise NotImplementedError(f"upserts are not implemented for {dialect}")
+
+
+# The upserts are built once per level and mode: building and compiling an INSERT ... ON
+# CONFLICT of 20 columns costs more than running it for the rows of a call.
+
+
+@functools.cache
+def _postgres_upsert(level: StatsLevel, keep_unset: bool) -> Any:
+    """INSERT ... SELECT unnest(...) ON CONFLICT ..., one array parameter per column."""
+    table = level.stats.__table__
+    columns = [level.owner, *STATS_COLUMNS]
+    source = select(*[func.unnest(_array_param(c, table.c[c].type)) for c in columns])
+    return _on_conflict(level, postgresql.insert(table).from_select(columns, source), keep_unset)
+
+
+@functools.cache
+def _sqlite_upsert(level: StatsLevel, keep_unset: bool) -> tuple[str, tuple[str, ...]]:
+    """The SQL of INSERT ... VALUES (?, ...) ON CONFLICT ..., and the columns of its
+    parameters in their order."""
+    table = level.stats.__table__
+    columns = [level.owner, *STATS_COLUMNS]
+    stmt = _on_conflict(
+        level, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
+    )
+    compiled = stmt.compile(dialect=sqlite.dialect())
+    assert compiled.positiontup is not None
+    return compiled.string, tuple(compiled.positiontup)
 
 
 def _array_param(name: str, item_type: Any) -> Any:

@@ -22,7 +22,7 @@ from metastore.stats.validate import check_engine, checked
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
-from metastore.store.partitions import find_partitions
+from metastore.store.partitions import partition_ids
 from metastore.store.storage import column_types, column_types_by_storage
 
 
@@ -82,18 +82,17 @@ def _write_partition_statistics(
         except names.InvalidNameError as e:
             raise InvalidObject(str(e)) from None
         stored_names.append(names.make_partition_name(keys, values))
-    partitions = {
-        p.PART_NAME: p for p in find_partitions(s, table.TBL_ID, sorted(set(stored_names)))
-    }
-    types = column_types_by_storage(s, (p.SD_ID for p in partitions.values()))
+    partitions = partition_ids(s, table.TBL_ID, sorted(set(stored_names)))
+    types = column_types_by_storage(s, (sd_id for _, sd_id in partitions.values()))
     by_owner: dict[int, list[list[StatsRow]]] = {}
     for entry, name in zip(entries, stored_names, strict=True):
-        partition = partitions.get(name)
-        if partition is None:
+        found = partitions.get(name)
+        if found is None:
             raise lookup.missing(f"partition {name} of table {db.NAME}.{table.TBL_NAME}")
+        part_id, sd_id = found
         where = f"partition {name} of {db.NAME}.{table.TBL_NAME}"
-        rows = _owner_rows(entry.rows, types.get(partition.SD_ID or -1, {}), where, engine)
-        by_owner.setdefault(partition.PART_ID, []).append(rows)
+        rows = _owner_rows(entry.rows, types.get(sd_id or -1, {}), where, engine)
+        by_owner.setdefault(part_id, []).append(rows)
     _store_rows(s, PARTITION_LEVEL, by_owner, engine, merge)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Select, delete, func, select, text
+from sqlalchemy import Select, bindparam, delete, func, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -33,6 +33,27 @@ def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[
             .order_by(_by_name(s))
         )
     )
+
+
+_PARTITION_IDS = select(
+    m.Partition.__table__.c.PART_NAME,
+    m.Partition.__table__.c.PART_ID,
+    m.Partition.__table__.c.SD_ID,
+).where(
+    m.Partition.__table__.c.TBL_ID == bindparam("tbl_id"),
+    m.Partition.__table__.c.PART_NAME.in_(bindparam("names", expanding=True)),
+)
+
+
+def partition_ids(
+    s: Session, tbl_id: int, part_names: Sequence[str]
+) -> dict[str, tuple[int, int | None]]:
+    """PART_NAME -> (PART_ID, SD_ID) of the partitions of table TBL_ID named PART_NAMES that
+    exist, in one statement built once (for the calls that need no more of them)."""
+    if not part_names:
+        return {}
+    rows = s.connection().execute(_PARTITION_IDS, {"tbl_id": tbl_id, "names": list(part_names)})
+    return {name: (part_id, sd_id) for name, part_id, sd_id in rows}
 
 
 def with_values(

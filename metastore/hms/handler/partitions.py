@@ -28,8 +28,8 @@ from metastore.store import models as m
 from metastore.store.params import insert_params
 from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.store.partition_filter import queries as filter_queries
-from metastore.store.partitions import find_partitions, refresh_partition_statistics, with_values
-from metastore.store.storage import insert_storages, load_storages
+from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
+from metastore.store.storage import insert_storages
 from metastore.store.tables import partition_key_types
 from metastore.store.transactions import on_commit
 
@@ -60,7 +60,9 @@ class PartitionCalls(ServiceBase):
         keys = lookup.partition_keys(s, table)
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
-        table_storage = load_storages(s, [table.SD_ID]).get(table.SD_ID or -1)
+        table_sd = partition_rows.storage_rows(s, [table.SD_ID]) if table.SD_ID else {}
+        table_row = table_sd.get(table.SD_ID) if table.SD_ID else None
+        base = table_row[partition_rows.LOCATION] if table_row is not None else None
         wanted: dict[str, tuple[t.Partition, list[str]]] = {}
         for part in parts:
             if (
@@ -81,7 +83,7 @@ class PartitionCalls(ServiceBase):
             if part_name in wanted and not if_not_exists:
                 raise t.AlreadyExistsException(f"partition {part_name} is given twice")
             wanted.setdefault(part_name, (part, values))
-        existing = {p.PART_NAME for p in find_partitions(s, table.TBL_ID, list(wanted))}
+        existing = set(partition_ids(s, table.TBL_ID, list(wanted)))
         if existing and not if_not_exists:
             raise t.AlreadyExistsException(
                 f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
@@ -89,19 +91,19 @@ class PartitionCalls(ServiceBase):
         new = [
             (name, part, values) for name, (part, values) in wanted.items() if name not in existing
         ]
+        # A partition without a descriptor gets a copy of the table's.
+        copied = (
+            self.answers.table(s, db, table).sd if any(p.sd is None for _, p, _ in new) else None
+        )
         storages = []
         for name, part, _ in new:
-            storage = table_structs.storage_rows(
-                part.sd or table_structs.storage_struct(table_storage)
-            )
+            storage = table_structs.storage_rows(part.sd or copied)
             if part.sd is None or not part.sd.location:
-                base = table_storage.sd.LOCATION if table_storage else None
                 storage.sd.LOCATION = f"{base}/{name}" if base else None
             storages.append(storage)
         storage_by_part = {name: st for (name, _, _), st in zip(new, storages, strict=True)}
-        sd_ids = insert_storages(
-            s, storages, reuse_cd_ids=[table_storage.sd.CD_ID if table_storage else None]
-        )
+        table_cd = table_row[partition_rows.CD_ID] if table_row is not None else None
+        sd_ids = insert_storages(s, storages, reuse_cd_ids=[table_cd])
         added = [
             m.Partition(
                 TBL_ID=table.TBL_ID,

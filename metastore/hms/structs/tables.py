@@ -87,46 +87,6 @@ def skewed_rows(info: t.SkewedInfo | None) -> Skewed:
     return Skewed(names_, values, locations)
 
 
-def storage_struct(storage: Storage | None) -> t.StorageDescriptor | None:
-    if storage is None:
-        return None
-    sd = storage.sd
-    serde = storage.serde
-    return t.StorageDescriptor(
-        cols=[
-            t.FieldSchema(name=c.COLUMN_NAME, type=c.TYPE_NAME, comment=c.COMMENT)
-            for c in storage.columns
-        ],
-        location=sd.LOCATION,
-        inputFormat=sd.INPUT_FORMAT,
-        outputFormat=sd.OUTPUT_FORMAT,
-        compressed=sd.IS_COMPRESSED,
-        numBuckets=sd.NUM_BUCKETS,
-        serdeInfo=t.SerDeInfo(
-            name=serde.NAME,
-            serializationLib=serde.SLIB,
-            parameters=storage.serde_params,
-            description=serde.DESCRIPTION,
-            serializerClass=serde.SERIALIZER_CLASS,
-            deserializerClass=serde.DESERIALIZER_CLASS,
-            serdeType=serde.SERDE_TYPE,
-        )
-        if serde is not None
-        else None,
-        bucketCols=storage.bucket_cols,
-        sortCols=[t.Order(col=c, order=o) for c, o in storage.sort_cols],
-        parameters=storage.sd_params,
-        skewedInfo=t.SkewedInfo(
-            skewedColNames=list(storage.skewed.names),
-            skewedColValues=[list(v) for v in storage.skewed.values],
-            skewedColValueLocationMaps={
-                tuple(value): location for value, location in storage.skewed.locations
-            },
-        ),
-        storedAsSubDirectories=sd.IS_STOREDASSUBDIRECTORIES,
-    )
-
-
 MANAGED_TABLE = "MANAGED_TABLE"
 EXTERNAL_TABLE = "EXTERNAL_TABLE"
 VIRTUAL_VIEW = "VIRTUAL_VIEW"

@@ -1,0 +1,364 @@
+"""Planner benchmark: the calls a query planner makes for every query, and the writes of a
+statistics task, colstats (SQLite, PostgreSQL; cold and warm) against Hive Metastore 2.3.10,
+side by side in one run.
+
+    python bench/planner_bench.py [--days 8] [--hours 25] [--cols 10] [--repeat 200]
+                                  [--seconds 10] [--backends sqlite,postgresql,hms]
+
+A table of COLS bigint columns partitioned by (ds string, hr int), DAYS x HOURS partitions,
+with statistics for the table and every partition. Timed, p50 over REPEAT calls through the
+generated client, each server in a process of its own on a loopback port:
+
+* get_table, get_partition_names, get_partitions_by_filter of a day, and the statistics of a
+  day's partitions (get_partitions_statistics_req, get_aggr_stats_for);
+* a planner's round (the table, the partition names, a day's partitions by filter and their
+  statistics) repeated for SECONDS by four threads, each with a connection of its own,
+  spread over two servers on the database (HMS: one server, as its embedded Derby allows):
+  rounds per second;
+* per-call writes: update_partition_column_statistics of one partition (COLS columns), and
+  add_partition.
+
+Cold is a server without the cache of answers (every call reads the database), warm one with
+it (answers from memory once read). It prints the p50s, the ratios to HMS and the targets;
+nothing here asserts on timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from hms_process import hive_metastore, pyspark_jars
+from rpc_bench import our_server, postgres_database, postgres_problem, sqlite_database
+from rpc_workload import connect
+from timing import Plan, Timing, measure, progress
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from hive_metastore_thrift import ttypes as t
+from metastore.store import migrate
+
+PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+DB, TABLE, ADDED = "planner", "sales", "added"
+FIRST_DAY = datetime.date(2024, 1, 1)
+CACHE = 256 * 1024 * 1024  # the default size of the cache of answers
+Client = ThriftHiveMetastore.Client
+
+# Targets: HMS's p50 / ours (throughput: ours / HMS's), cold and warm.
+TARGETS: dict[str, tuple[float | None, float | None]] = {
+    "get_table": (3.0, 10.0),
+    "get_partition_names": (None, 5.0),
+    "get_partitions_by_filter (a day)": (None, 5.0),
+    "planner round, 4 threads (rounds/s)": (None, 10.0),
+    "update_partition_column_statistics": (10.0, 10.0),
+    "add_partition": (5.0, 5.0),
+}
+
+
+def day(index: int) -> str:
+    return (FIRST_DAY + datetime.timedelta(days=index)).isoformat()
+
+
+def _storage(cols: int, location: str) -> t.StorageDescriptor:
+    return t.StorageDescriptor(
+        cols=[t.FieldSchema(f"c{i}", "bigint", None) for i in range(cols)],
+        location=location,
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        outputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+        serdeInfo=t.SerDeInfo(
+            "parquet", "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe", {}
+        ),
+        compressed=False,
+        numBuckets=-1,
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+    )
+
+
+def _stats(args: argparse.Namespace, part: str | None, seed: int) -> t.ColumnStatistics:
+    desc = t.ColumnStatisticsDesc(
+        isTblLevel=part is None, dbName=DB, tableName=TABLE, partName=part
+    )
+    objs = [
+        t.ColumnStatisticsObj(
+            f"c{c}",
+            "bigint",
+            t.ColumnStatisticsData(
+                longStats=t.LongColumnStatsData(-seed - c, seed + c, seed % 7, 100 + c)
+            ),
+        )
+        for c in range(args.cols)
+    ]
+    return t.ColumnStatistics(desc, objs)
+
+
+def create(client: Client, warehouse: str, args: argparse.Namespace) -> None:
+    location = f"{warehouse}/{DB}.db"
+    client.create_database(t.Database(DB, None, location, {}))
+    keys = [t.FieldSchema("ds", "string", None), t.FieldSchema("hr", "int", None)]
+    table = t.Table(
+        tableName=TABLE,
+        dbName=DB,
+        owner="bench",
+        sd=_storage(args.cols, f"{location}/{TABLE}"),
+        partitionKeys=keys,
+        parameters={"EXTERNAL": "TRUE"},
+        tableType="EXTERNAL_TABLE",
+    )
+    client.create_table(table)
+    # add_partition adds to a table of its own, so that the reads' answers stay the same.
+    client.create_table(
+        t.Table(
+            tableName=ADDED,
+            dbName=DB,
+            owner="bench",
+            sd=_storage(args.cols, f"{location}/{ADDED}"),
+            partitionKeys=keys,
+            parameters={"EXTERNAL": "TRUE"},
+            tableType="EXTERNAL_TABLE",
+        )
+    )
+    parts = [
+        t.Partition(
+            values=[day(d), str(h)],
+            dbName=DB,
+            tableName=TABLE,
+            sd=_storage(args.cols, f"{location}/{TABLE}/ds={day(d)}/hr={h}"),
+            parameters={"numRows": "1000", "totalSize": "65536"},
+        )
+        for d in range(args.days)
+        for h in range(args.hours)
+    ]
+    client.add_partitions(parts)
+    names = client.get_partition_names(DB, TABLE, -1)
+    entries = [_stats(args, name, i) for i, name in enumerate(names)]
+    client.update_table_column_statistics(_stats(args, None, 1))
+    client.set_aggr_stats_for(t.SetPartitionsStatsRequest(entries))
+
+
+def _day_names(args: argparse.Namespace, which: int) -> list[str]:
+    return [f"ds={day(which)}/hr={h}" for h in range(args.hours)]
+
+
+def reads(args: argparse.Namespace) -> dict[str, Callable[[Client], Any]]:
+    columns = [f"c{c}" for c in range(args.cols)]
+    filter_ = f'ds = "{day(2)}"'
+    request = t.PartitionsStatsRequest(DB, TABLE, columns, _day_names(args, 2))
+    return {
+        "get_table": lambda c: c.get_table(DB, TABLE),
+        "get_partition_names": lambda c: c.get_partition_names(DB, TABLE, -1),
+        "get_partitions_by_filter (a day)": lambda c: c.get_partitions_by_filter(
+            DB, TABLE, filter_, -1
+        ),
+        "get_partitions_statistics_req (a day)": lambda c: c.get_partitions_statistics_req(request),
+        "get_aggr_stats_for (a day)": lambda c: c.get_aggr_stats_for(request),
+    }
+
+
+def planner_round(args: argparse.Namespace) -> Callable[[Client, int], None]:
+    """A planner's round for a query on day WHICH: the table, its partition names, the
+    day's partitions by filter, their statistics."""
+    columns = [f"c{c}" for c in range(args.cols)]
+
+    def round_(client: Client, which: int) -> None:
+        client.get_table(DB, TABLE)
+        client.get_partition_names(DB, TABLE, -1)
+        client.get_partitions_by_filter(DB, TABLE, f'ds = "{day(which)}"', -1)
+        client.get_partitions_statistics_req(
+            t.PartitionsStatsRequest(DB, TABLE, columns, _day_names(args, which))
+        )
+
+    return round_
+
+
+def throughput(ports: Sequence[int], args: argparse.Namespace) -> float:
+    """Planner rounds per second of four threads spread over PORTS, for SECONDS."""
+    round_ = planner_round(args)
+    done = [0] * 4
+    stop = threading.Event()
+
+    def work(index: int) -> None:
+        with connect(ports[index % len(ports)]) as client:
+            for which in range(args.days):  # every day once, untimed
+                round_(client, which)
+            start.wait()
+            n = 0
+            while not stop.is_set():
+                round_(client, n % args.days)
+                n += 1
+            done[index] = n
+
+    start = threading.Event()
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    time.sleep(1.0)  # the warm-up rounds
+    start.set()
+    began = time.perf_counter()
+    time.sleep(args.seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return sum(done) / (time.perf_counter() - began)
+
+
+def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> dict[str, Timing]:
+    names = client.get_partition_names(DB, TABLE, -1)
+    counter = iter(range(10**9))
+
+    def update() -> None:
+        n = next(counter)
+        client.update_partition_column_statistics(_stats(args, names[n % len(names)], n))
+
+    added = iter(range(10**9))
+    location = client.get_table(DB, ADDED).sd.location
+    prefix = label.replace(" ", "-")
+
+    def add() -> None:
+        n = next(added)
+        client.add_partition(
+            t.Partition(
+                values=[f"{prefix}-{n}", "0"],
+                dbName=DB,
+                tableName=ADDED,
+                sd=_storage(args.cols, f"{location}/ds={prefix}-{n}/hr=0"),
+                parameters={},
+            )
+        )
+
+    return {
+        "update_partition_column_statistics": measure(update, plan),
+        "add_partition": measure(add, plan),
+    }
+
+
+def run(
+    backend: str, ports: Sequence[int], args: argparse.Namespace, warehouse: str | None
+) -> dict[str, float]:
+    """p50s in seconds (throughput: rounds per second) on the servers at PORTS."""
+    plan = Plan(count=args.repeat, budget_s=args.budget, warmup=3)
+    out: dict[str, float] = {}
+    with connect(ports[0]) as client:
+        if warehouse is not None:
+            create(client, warehouse, args)
+        for name, call in reads(args).items():
+            out[name] = measure(lambda c=call: c(client), plan).p50  # type: ignore[misc]
+            progress(f"  {backend:<16} {name:<40} p50 {out[name] * 1e3:8.2f} ms")
+    out["planner round, 4 threads (rounds/s)"] = throughput(ports, args)
+    progress(f"  {backend:<16} planner rounds: {out['planner round, 4 threads (rounds/s)']:.0f}/s")
+    with connect(ports[0]) as client:
+        for name, timing in writes(client, args, plan, backend).items():
+            out[name] = timing.p50
+            progress(f"  {backend:<16} {name:<40} p50 {timing.p50 * 1e3:8.2f} ms")
+    return out
+
+
+@contextlib.contextmanager
+def two_servers(url: str, warehouse: Path, cache: int) -> Iterator[list[int]]:
+    warehouse.mkdir(parents=True, exist_ok=True)
+    with (
+        our_server(url, warehouse / "a.json", cache) as a,
+        our_server(url, warehouse / "b.json", cache) as b,
+    ):
+        yield [a, b]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--days", type=int, default=8)
+    parser.add_argument("--hours", type=int, default=25)
+    parser.add_argument("--cols", type=int, default=10)
+    parser.add_argument("--repeat", type=int, default=200, help="timed calls per measurement")
+    parser.add_argument("--budget", type=float, default=20.0, help="seconds per measurement")
+    parser.add_argument("--seconds", type=float, default=10.0, help="of planner rounds")
+    parser.add_argument("--backends", default="sqlite,postgresql,hms")
+    args = parser.parse_args(argv)
+    backends = args.backends.split(",")
+    results: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="colstats-bench-") as tmp:
+        warehouse = Path(tmp)
+        for backend in ("sqlite", "postgresql"):
+            if backend not in backends:
+                continue
+            if backend == "postgresql" and (problem := postgres_problem(PG_ADMIN_URL)):
+                progress(f"postgresql skipped: {problem}")
+                continue
+            database = sqlite_database() if backend == "sqlite" else postgres_database(PG_ADMIN_URL)
+            with database as url:
+                migrate.upgrade(url)
+                with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
+                    results[f"{backend} cold"] = run(
+                        f"{backend} cold", ports, args, str(warehouse / backend)
+                    )
+                with two_servers(url, warehouse / f"{backend}-warm", CACHE) as ports:
+                    results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None)
+        if "hms" in backends:
+            progress("hms: starting Hive Metastore 2.3.10")
+            with hive_metastore(pyspark_jars()) as (port, home):
+                results["hms"] = run("hms", [port], args, str(home / "warehouse"))
+    report(results, args)
+    return 0
+
+
+def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
+    ours = [b for b in results if b != "hms"]
+    print(
+        f"\nplanner calls on a table of {args.cols} columns and {args.days * args.hours} "
+        "partitions, p50 in ms (rounds per second for the planner round):"
+    )
+    header = ["call", *results]
+    if "hms" in results:
+        header += [f"HMS / {b}" for b in ours] + ["target (cold, warm)", "met"]
+    rows = [header]
+    for name in results[next(iter(results))]:
+        throughput_ = name.endswith("(rounds/s)")
+        cells = [
+            f"{results[b][name]:.0f}" if throughput_ else f"{results[b][name] * 1e3:.2f}"
+            for b in results
+        ]
+        row = [name, *cells]
+        if "hms" in results:
+            hms = results["hms"][name]
+            ratios = {
+                b: (results[b][name] / hms if throughput_ else hms / results[b][name]) for b in ours
+            }
+            row += [f"{ratios[b]:.1f}x" for b in ours]
+            cold, warm = TARGETS.get(name, (None, None))
+            row.append(f"{cold or '-'}x, {warm or '-'}x")
+            row.append(_met(ratios, cold, warm))
+        rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for i, row in enumerate(rows):
+        print(
+            "  ".join(
+                v.rjust(w) if i and j else v.ljust(w)
+                for j, (v, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _met(ratios: dict[str, float], cold: float | None, warm: float | None) -> str:
+    missed = [
+        b
+        for b, ratio in ratios.items()
+        if (target := cold if b.endswith("cold") else warm) is not None and ratio < target
+    ]
+    if cold is None and warm is None:
+        return ""
+    return "yes" if not missed else "MISSED: " + ", ".join(missed)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

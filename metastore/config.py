@@ -7,6 +7,7 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     port = 9083
     framed = false
     workers = 100
+    db_pool_size = 20
     fetch_bitvector = false
     fetch_histogram = false
     migrate = true
@@ -75,6 +76,10 @@ class Settings:
     """Framed transport; HMS and its clients use the unframed (buffered) one."""
     workers: int = 100
     """Connections served at once; HMS clients keep their connection open between calls."""
+    db_pool_size: int | None = None
+    """Database connections kept open, as many again opened under load; unset: the smaller
+    of workers and 20. With several servers on one PostgreSQL, servers x 2 x db_pool_size
+    must stay under its max_connections."""
     fetch_bitvector: bool = False
     """Return bit vectors on reads, like HMS's metastore.stats.fetch.bitvector."""
     fetch_histogram: bool = False
@@ -142,6 +147,8 @@ class Settings:
         for key in ("max_connections", "max_message_size", "max_container_size"):
             if getattr(self, key) < 1:
                 raise SettingsError(f"{key} must be at least 1")
+        if self.db_pool_size is not None and self.db_pool_size < 1:
+            raise SettingsError("db_pool_size must be at least 1")
         if self.cache_size < 0:
             raise SettingsError("cache_size must be 0 (no cache) or more bytes")
         if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:

@@ -28,6 +28,11 @@ def add_parser(commands: Any) -> None:
     )
     serve.add_argument("--workers", type=int, help="calls run at once (default 100)")
     serve.add_argument(
+        "--db-pool-size",
+        type=int,
+        help="database connections kept open (default: workers, at most 20)",
+    )
+    serve.add_argument(
         "--fetch-bitvector",
         action="store_true",
         default=None,
@@ -96,6 +101,7 @@ def add_parser(commands: Any) -> None:
 
 
 _SECURITY_AND_LIMITS = (
+    "db_pool_size",
     "cache_size",
     "metrics_port",
     "max_connections",
@@ -165,7 +171,8 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    engine = transactions.create_engine(url, pool_size=min(settings.workers, 20))
+    pool_size = settings.db_pool_size or min(settings.workers, 20)
+    engine = transactions.create_engine(url, pool_size=pool_size)
     handler = Handler(transactions.Transactions(engine), settings)
     handler.ensure_default_database()
     server = MetastoreServer.from_settings(handler, settings, security=security)

@@ -156,7 +156,8 @@ def _many(db_arg: str | None, tables: Sequence[str] | None, catalog: str | None 
     return None if any(f is None for f in found) else found
 
 
-def _by_db_and_table(args: Any) -> list[TableName] | None:
+def by_db_and_table(args: Any) -> list[TableName] | None:
+    """The table of a call's db_name and tbl_name arguments."""
     return _one(_table(args.db_name, args.tbl_name))
 
 
@@ -185,18 +186,18 @@ CACHED: dict[str, Callable[[Any], list[TableName] | None]] = {
     "get_fields_with_environment_context": _by_fields,
     "get_schema": _by_fields,
     "get_schema_with_environment_context": _by_fields,
-    "get_partition": _by_db_and_table,
-    "get_partition_by_name": _by_db_and_table,
-    "get_partition_with_auth": _by_db_and_table,
-    "get_partitions": _by_db_and_table,
-    "get_partitions_by_names": _by_db_and_table,
-    "get_partitions_ps": _by_db_and_table,
-    "get_partitions_ps_with_auth": _by_db_and_table,
-    "get_partitions_by_filter": _by_db_and_table,
-    "get_num_partitions_by_filter": _by_db_and_table,
-    "get_partition_names": _by_db_and_table,
-    "get_table_column_statistics": _by_db_and_table,
-    "get_partition_column_statistics": _by_db_and_table,
+    "get_partition": by_db_and_table,
+    "get_partition_by_name": by_db_and_table,
+    "get_partition_with_auth": by_db_and_table,
+    "get_partitions": by_db_and_table,
+    "get_partitions_by_names": by_db_and_table,
+    "get_partitions_ps": by_db_and_table,
+    "get_partitions_ps_with_auth": by_db_and_table,
+    "get_partitions_by_filter": by_db_and_table,
+    "get_num_partitions_by_filter": by_db_and_table,
+    "get_partition_names": by_db_and_table,
+    "get_table_column_statistics": by_db_and_table,
+    "get_partition_column_statistics": by_db_and_table,
     "get_table_statistics_req": _by_request,
     "get_partitions_statistics_req": _by_request,
     "get_aggr_stats_for": _by_request,

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,32 @@ def test_framed_transport(migrated_url: str, db_name: str) -> None:
         transport.close()
     finally:
         running.stop()
+
+
+def test_serve_with_a_metrics_port_serves_prometheus_metrics(tmp_path: Path) -> None:
+    port, metrics_port = _free_port(), _free_port()
+    process = _start(
+        ["--port", str(port), "--metrics-port", str(metrics_port), "--cache-size", "1000000"],
+        {"METASTORE_HOME": str(tmp_path / "home")},
+    )
+    try:
+        _wait_until_serving(port, process)
+        client, transport = connect(port)
+        client.get_database("default")
+        with pytest.raises(t.NoSuchObjectException):
+            client.get_table("default", "missing")
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as r:
+            text = r.read().decode()
+        transport.close()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    assert f"metrics on http://127.0.0.1:{metrics_port}/metrics" in output
+    assert 'colstats_call_seconds_count{call="get_database"} 1.0' in text
+    assert 'colstats_call_errors_total{call="get_table",error="NoSuchObjectException"} 1.0' in text
+    assert 'colstats_cache_misses_total{call="get_table"} 1.0' in text
+    assert "colstats_cache_max_bytes 1e+06" in text
+    assert "colstats_open_connections 1.0" in text
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])

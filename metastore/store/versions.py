@@ -20,9 +20,11 @@ stopped (their caches are in memory), or restart them afterwards.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
+from typing import Any
 
-from sqlalchemy import bindparam, func, select, text, tuple_
+from sqlalchemy import Select, bindparam, func, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
@@ -101,13 +103,18 @@ def read(s: Session, tables: Iterable[TableName]) -> dict[TableName, tuple[int, 
     wanted = sorted(set(tables))
     if not wanted:
         return {}
+    rows = s.connection().execute(_read_statement(), {"names": wanted})
+    return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}
+
+
+@functools.cache
+def _read_statement() -> Select[Any]:
+    """The statement of `read`, built once: every call served through a cache of answers
+    runs it, and building it costs more than running it."""
     d, t, v = m.Database.__table__.c, m.Table.__table__.c, m.TableVersion.__table__.c
-    rows = s.connection().execute(
+    return (
         select(d.CTLG_NAME, d.NAME, t.TBL_NAME, t.TBL_ID, v.VERSION)
         .join_from(m.Table.__table__, m.Database.__table__, d.DB_ID == t.DB_ID)
         .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
-        .where(
-            tuple_(d.CTLG_NAME, d.NAME, t.TBL_NAME).in_(bindparam("names", wanted, expanding=True))
-        )
+        .where(tuple_(d.CTLG_NAME, d.NAME, t.TBL_NAME).in_(bindparam("names", expanding=True)))
     )
-    return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}

@@ -153,16 +153,14 @@ class Answers:
             raise lookup.missing(f"partition {stored_name} of table {table.TBL_NAME}")
         return found[0]
 
-    def partitions_of_rows(
-        self, s: Session, db: m.Database, table: m.Table, partitions: Sequence[m.Partition]
+    def partitions_by_ids(
+        self, s: Session, db: m.Database, table: m.Table, part_ids: Sequence[int]
     ) -> list[t.Partition]:
-        """The Partition structs of PARTITIONS (ORM rows a change has just written or is
-        about to delete), in name order."""
-        if not partitions:
+        """The Partition structs of the partitions PART_IDS (a change has just written them or
+        is about to delete them), in name order."""
+        if not part_ids:
             return []
-        selection = pr.of_table(table.TBL_ID).where(
-            pr.PARTITIONS.c.PART_ID.in_([p.PART_ID for p in partitions])
-        )
+        selection = pr.of_table(table.TBL_ID).where(pr.PARTITIONS.c.PART_ID.in_(part_ids))
         return self.partitions(s, db, table, selection)
 
 

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
-from metastore.store.params import grouped_params, insert_params
+from metastore.store.bulk import insert_all, insert_rows
+from metastore.store.params import grouped_params
+
+CDS, COLUMNS = m.ColumnDescriptor.__table__, m.Column.__table__
+SERDES, SDS = m.SerDe.__table__, m.StorageDescriptor.__table__
 
 
 @dataclasses.dataclass
@@ -38,10 +43,17 @@ class Storage:
     skewed: Skewed = dataclasses.field(default_factory=lambda: Skewed([], [], []))
 
 
+def _values(row: Any, table: Any, without: str | None = None) -> dict[str, Any]:
+    """The values of a (transient) model instance, for a Core insert into TABLE, WITHOUT
+    one column (the id the database gives)."""
+    return {c.key: getattr(row, c.key) for c in table.columns if c.key != without}
+
+
 def insert_storages(
     s: Session, storages: Sequence[Storage], reuse_cd_ids: Sequence[int | None] = ()
 ) -> list[int]:
-    """Insert STORAGES and return their SD_IDs, in a fixed number of batched statements.
+    """Insert STORAGES and return their SD_IDs, in a fixed number of batched statements
+    (plain Core inserts: no ORM work per row); their rows' ids are set.
 
     A column list equal to one of REUSE_CD_IDS's (the table's, a partition's former one) is
     shared instead of copied, as HMS does for partitions, so that a table with thousands of
@@ -52,41 +64,63 @@ def insert_storages(
         for cd_id in reuse_cd_ids
         if cd_id is not None
     }
-    new_cds: list[tuple[Storage, m.ColumnDescriptor]] = []
+    new_columns: list[dict[str, Any]] = []
     for storage in storages:
         reused = shared.get(tuple(column_signature(storage.columns)))
-        if reused is not None:
-            storage.sd.CD_ID = reused
-        else:
-            new_cds.append((storage, m.ColumnDescriptor()))
-    s.add_all(cd for _, cd in new_cds)
-    serdes = [st.serde for st in storages if st.serde is not None]
-    s.add_all(serdes)
-    s.flush()
-    for storage, cd in new_cds:
-        storage.sd.CD_ID = cd.CD_ID
-        for col in storage.columns:
-            col.CD_ID = cd.CD_ID
-        s.add_all(storage.columns)
+        if reused is None:  # a new column list (rare: a table's own, or changed columns)
+            reused = s.execute(insert(CDS).returning(CDS.c.CD_ID)).scalar_one()
+            for column in storage.columns:
+                column.CD_ID = reused
+                new_columns.append(_values(column, COLUMNS))
+        storage.sd.CD_ID = reused
+    insert_all(s, COLUMNS, new_columns)
+    with_serde = [st for st in storages if st.serde is not None]
+    serde_ids = insert_rows(s, SERDES, [_values(st.serde, SERDES, "SERDE_ID") for st in with_serde])
+    for storage, serde_id in zip(with_serde, serde_ids, strict=True):
+        assert storage.serde is not None
+        storage.serde.SERDE_ID = storage.sd.SERDE_ID = serde_id
+    sd_ids = insert_rows(s, SDS, [_values(st.sd, SDS, "SD_ID") for st in storages])
+    for storage, sd_id in zip(storages, sd_ids, strict=True):
+        storage.sd.SD_ID = sd_id
+    insert_all(
+        s,
+        m.SerDeParam.__table__,
+        [
+            {"SERDE_ID": st.sd.SERDE_ID, "PARAM_KEY": k, "PARAM_VALUE": v}
+            for st in with_serde
+            for k, v in st.serde_params.items()
+        ],
+    )
+    insert_all(
+        s,
+        m.StorageDescriptorParam.__table__,
+        [
+            {"SD_ID": st.sd.SD_ID, "PARAM_KEY": k, "PARAM_VALUE": v}
+            for st in storages
+            for k, v in st.sd_params.items()
+        ],
+    )
+    insert_all(
+        s,
+        m.BucketingColumn.__table__,
+        [
+            {"SD_ID": st.sd.SD_ID, "INTEGER_IDX": i, "BUCKET_COL_NAME": name}
+            for st in storages
+            for i, name in enumerate(st.bucket_cols)
+        ],
+    )
+    insert_all(
+        s,
+        m.SortColumn.__table__,
+        [
+            {"SD_ID": st.sd.SD_ID, "INTEGER_IDX": i, "COLUMN_NAME": name, "ORDER": order}
+            for st in storages
+            for i, (name, order) in enumerate(st.sort_cols)
+        ],
+    )
     for storage in storages:
-        if storage.serde is not None:
-            storage.sd.SERDE_ID = storage.serde.SERDE_ID
-            insert_params(s, m.SerDeParam, storage.serde.SERDE_ID, storage.serde_params)
-    s.add_all(st.sd for st in storages)
-    s.flush()
-    for storage in storages:
-        sd_id = storage.sd.SD_ID
-        insert_params(s, m.StorageDescriptorParam, sd_id, storage.sd_params)
-        s.add_all(
-            m.BucketingColumn(SD_ID=sd_id, INTEGER_IDX=i, BUCKET_COL_NAME=name)
-            for i, name in enumerate(storage.bucket_cols)
-        )
-        s.add_all(
-            m.SortColumn(SD_ID=sd_id, INTEGER_IDX=i, COLUMN_NAME=name, ORDER=order)
-            for i, (name, order) in enumerate(storage.sort_cols)
-        )
-        _insert_skewed(s, sd_id, storage.skewed)
-    return [st.sd.SD_ID for st in storages]
+        _insert_skewed(s, storage.sd.SD_ID, storage.skewed)
+    return sd_ids
 
 
 def _insert_skewed(s: Session, sd_id: int, skewed: Skewed) -> None:

@@ -366,7 +366,9 @@ class PartitionChangeCalls(StatisticsWrites):
             absent = sorted(set(stored) - {p.PART_NAME for p in found})
             raise lookup.missing(f"partition {absent[0]} of {database.NAME}.{table.TBL_NAME}")
         result = (
-            self.answers.partitions_of_rows(s, database, table, found) if req.needResult else None
+            self.answers.partitions_by_ids(s, database, table, [p.PART_ID for p in found])
+            if req.needResult
+            else None
         )
         self._drop(s, table, found, bool(req.deleteData))
         return t.DropPartitionsResult(partitions=result)

@@ -25,7 +25,7 @@ from metastore.hms.structs import now
 from metastore.hms.structs import tables as table_structs
 from metastore.store import lookup, partition_rows
 from metastore.store import models as m
-from metastore.store.params import insert_params
+from metastore.store.bulk import insert_all, insert_rows
 from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.store.partition_filter import queries as filter_queries
 from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
@@ -104,35 +104,38 @@ class PartitionCalls(ServiceBase):
         storage_by_part = {name: st for (name, _, _), st in zip(new, storages, strict=True)}
         table_cd = table_row[partition_rows.CD_ID] if table_row is not None else None
         sd_ids = insert_storages(s, storages, reuse_cd_ids=[table_cd])
-        added = [
-            m.Partition(
-                TBL_ID=table.TBL_ID,
-                PART_NAME=name,
-                CREATE_TIME=part.createTime or now(),
-                LAST_ACCESS_TIME=part.lastAccessTime or 0,
-                SD_ID=sd_id,
-            )
+        rows = [
+            {
+                "TBL_ID": table.TBL_ID,
+                "PART_NAME": name,
+                "CREATE_TIME": part.createTime or now(),
+                "LAST_ACCESS_TIME": part.lastAccessTime or 0,
+                "SD_ID": sd_id,
+            }
             for (name, part, _), sd_id in zip(new, sd_ids, strict=True)
         ]
-        s.add_all(added)
-        s.flush()
-        for row, (_, part, values) in zip(added, new, strict=True):
-            s.add_all(
-                m.PartitionKeyValue(PART_ID=row.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
+        part_ids = insert_rows(s, m.Partition.__table__, rows)
+        key_values, params_rows = [], []
+        for part_id, row, (name, part, values) in zip(part_ids, rows, new, strict=True):
+            key_values += [
+                {"PART_ID": part_id, "INTEGER_IDX": i, "PART_KEY_VAL": v}
                 for i, v in enumerate(values)
-            )
+            ]
             params = dict(part.parameters or {})
-            params.setdefault("transient_lastDdlTime", str(row.CREATE_TIME))
-            location = storage_by_part[row.PART_NAME].sd.LOCATION
+            params.setdefault("transient_lastDdlTime", str(row["CREATE_TIME"]))
+            location = storage_by_part[name].sd.LOCATION
             existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
             fast_stats.on_create(params, location, not existed, properties(context))
-            insert_params(s, m.PartitionParam, row.PART_ID, params)
-        s.flush()
+            params_rows += [
+                {"PART_ID": part_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in params.items()
+            ]
+        insert_all(s, m.PartitionKeyValue.__table__, key_values)
+        insert_all(s, m.PartitionParam.__table__, params_rows)
         refresh_partition_statistics(s)
         if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
             for storage in storages:
                 on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))
-        return self.answers.partitions_of_rows(s, db, table, added)
+        return self.answers.partitions_by_ids(s, db, table, part_ids)
 
     @call(write=True)
     def add_partition(self, s: Session, new_part: t.Partition) -> t.Partition:

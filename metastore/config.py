@@ -32,6 +32,9 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     admins = ["hive"]
     group_mapping = "etl=etl;alice=analysts"
     audit_log = "/var/log/colstats/audit.log"
+    # Arrow Flight for DuckDB's Airport extension (off unless a port is set)
+    flight_port = 8815
+    flight_token = "a long random secret"   # DuckDB sends it from an airport secret
 
 Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB. Lists
 are comma-separated there (METASTORE_WRITERS="etl,@analysts") and on the command line.
@@ -116,6 +119,11 @@ class Settings:
     audit_log: str | None = None
     """A file for the audit lines (logger metastore.audit); unset: the server's log."""
 
+    flight_port: int | None = None
+    """Also serve Arrow Flight for DuckDB's Airport extension on this port (None: off)."""
+    flight_token: str | None = None
+    """The bearer token every Flight call must carry (None: none; see metastore.flight)."""
+
     @property
     def authentication(self) -> bool:
         """Whether the transport proves who the caller is (Kerberos, or TLS client certs)."""
@@ -134,6 +142,10 @@ class Settings:
         for key in ("max_connections", "max_message_size", "max_container_size"):
             if getattr(self, key) < 1:
                 raise SettingsError(f"{key} must be at least 1")
+        if self.flight_port is not None and not 0 <= self.flight_port <= 65535:
+            raise SettingsError(f"flight_port must be a port number, not {self.flight_port}")
+        if self.flight_port is not None and self.flight_port == self.port != 0:
+            raise SettingsError("flight_port must differ from port (the Thrift port)")
         if self.idle_timeout < 0 or self.request_timeout <= 0:
             raise SettingsError("idle_timeout must be 0 or more, request_timeout more than 0")
         from metastore.access import parse_group_mapping
@@ -160,6 +172,8 @@ _FIELDS = {f.name: f for f in dataclasses.fields(Settings)}
 def _coerce(key: str, value: Any, source: str) -> Any:
     """VALUE of setting KEY in the field's type; text (from the environment) is parsed."""
     kind = _FIELDS[key].type
+    if kind == "int | None":
+        kind = "int"
     if kind == "bool":
         if isinstance(value, bool):
             return value

@@ -1,4 +1,5 @@
-"""`metastore serve`: the Thrift server over the configured database."""
+"""`metastore serve`: the Thrift server over the configured database, and Arrow Flight for
+DuckDB on --flight-port."""
 
 from __future__ import annotations
 
@@ -83,6 +84,13 @@ def add_parser(commands: Any) -> None:
     security.add_argument("--admins", help="who holds every right")
     security.add_argument("--group-mapping", help='groups per user: "alice=etl,ops;bob=etl"')
     security.add_argument("--audit-log", help="a file for the audit lines")
+    flight = serve.add_argument_group("Arrow Flight (DuckDB's Airport extension)")
+    flight.add_argument(
+        "--flight-port", type=int, help="also serve Arrow Flight on this port (default: off)"
+    )
+    flight.add_argument(
+        "--flight-token", help="the bearer token every Flight call must carry (default: none)"
+    )
     serve.set_defaults(run=run)
 
 
@@ -104,6 +112,8 @@ _SECURITY_AND_LIMITS = (
     "admins",
     "group_mapping",
     "audit_log",
+    "flight_port",
+    "flight_token",
 )
 
 
@@ -158,6 +168,12 @@ def run(args: argparse.Namespace) -> int:
     handler = Handler(transactions.Transactions(engine), settings)
     handler.ensure_default_database()
     server = MetastoreServer.from_settings(handler, settings, security=security)
+    flight = None
+    if settings.flight_port is not None:
+        # Imported only here: a server without a Flight port loads no PyArrow.
+        from metastore.flight.server import FlightService
+
+        flight = FlightService(handler.tx, settings, settings.host, settings.flight_port)
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", transactions.safe_url(url))
@@ -172,6 +188,12 @@ def run(args: argparse.Namespace) -> int:
             "no writers, droppers or admins are configured: every call that changes "
             "something will be refused"
         )
-    server.serve_forever()
+    if flight is not None:
+        flight.start()
+    try:
+        server.serve_forever()
+    finally:
+        if flight is not None:
+            flight.stop()
     engine.dispose()
     return 0

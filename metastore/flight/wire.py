@@ -17,12 +17,15 @@ from typing import Any
 import msgpack
 import zstandard
 
+from metastore.errors import InvalidInput
+
 MAX_REQUEST_BYTES = 16 * 1024 * 1024
 """The largest DoAction body decoded (DuckDB's are a few hundred bytes)."""
 
 
-class BadRequest(ValueError):
-    """A request that cannot be decoded or lacks a field; the message says which."""
+class BadRequest(InvalidInput):
+    """A request that cannot be decoded or lacks a field; the message says which (an error
+    of the core's kind, so that the door translates it wherever it is raised)."""
 
 
 def unpack_map(body: bytes, action: str) -> dict[bytes, Any]:
@@ -32,7 +35,7 @@ def unpack_map(body: bytes, action: str) -> dict[bytes, Any]:
     try:
         value = msgpack.unpackb(body, raw=True, strict_map_key=False)
     except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as e:
-        raise BadRequest(f"{action}: the request is not msgpack ({e})") from None
+        raise BadRequest(f"{action}: the request is not msgpack ({e or 'bad bytes'})") from None
     if not isinstance(value, dict):
         raise BadRequest(f"{action}: the request must be a msgpack map")
     return value

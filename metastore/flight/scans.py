@@ -7,8 +7,9 @@ the statistics describe. Every batch carries every column of the table's schema,
 as DuckDB requires: the columns DuckDB asked for (`column_ids`) are read, the others are
 NULL; partition keys are the partition's values (types.key_value).
 
-One endpoint per partition, or per group of files of at most SPLIT_BYTES (a large
-partition gives several), so that DuckDB reads them in parallel, one endpoint a thread.
+One endpoint per partition, or per group of pieces of at most ENDPOINT_BYTES (a piece is a
+file, or some row groups of a large Parquet file, as the job splits them: files.splits_of),
+so that DuckDB reads them in parallel, one endpoint a thread.
 Partitions that the filters DuckDB sends rule out (metastore.flight.filters) get none.
 
 A ticket holds what DoGet needs (the schema, how to read the files, which files, the
@@ -37,7 +38,7 @@ from metastore.flight import types
 from metastore.flight.catalog import TableShape
 from metastore.flight.wire import BadRequest, pack
 from metastore.job.errors import JobError
-from metastore.job.files import SPLIT_BYTES, Pieces, ReadSpec, Split, data_files, read_split
+from metastore.job.files import Pieces, ReadSpec, Split, data_files, read_split, splits_of
 from metastore.job.formats import hive_spec, provider_spec
 from metastore.job.source import Column
 from metastore.store import models as m
@@ -45,6 +46,9 @@ from metastore.store import models as m
 log = logging.getLogger(__name__)
 
 REUSE_CONNECTION = "arrow-flight-reuse-connection://?"
+ENDPOINT_BYTES = 8 * 1024 * 1024
+"""The bytes of files an endpoint reads at most (a larger piece alone): small files are
+read together, others one an endpoint, for DuckDB's threads to share."""
 SPECIAL_COLUMN = 2**63
 """Column ids from here up are DuckDB's pseudo-columns (rowid, "no column")."""
 _DIGEST = 32
@@ -157,7 +161,7 @@ def endpoints(
     tickets: Tickets,
     shape: TableShape,
     spec: ReadSpec,
-    groups: Sequence[tuple[list[str | None], list[tuple[str, int]]]],
+    groups: Sequence[tuple[list[str | None], list[Piece]]],
     columns: Sequence[int],
 ) -> list[bytes]:
     """The serialized endpoints of GROUPS ((partition values, files) each), for COLUMNS."""
@@ -181,7 +185,7 @@ def endpoints(
                 "schema": schema,
                 "spec": spec_fields,
                 "hive": [c.hive_type for c in shape.columns],
-                "files": [[path, size] for path, size in files],
+                "files": [list(piece) for piece in files],
                 "keys": values,
                 "columns": list(columns),
             }
@@ -190,18 +194,26 @@ def endpoints(
     return out
 
 
+Piece = tuple[str, int, list[int] | None]
+"""A file to read: its path, its size, and the row groups to read of it (None: all)."""
+
+
 def file_groups(
-    location: str, values: list[str | None]
-) -> list[tuple[list[str | None], list[tuple[str, int]]]]:
-    """The files under LOCATION in groups of at most SPLIT_BYTES (a file alone beyond)."""
-    groups: list[tuple[list[str | None], list[tuple[str, int]]]] = []
-    current: list[tuple[str, int]] = []
+    location: str, values: list[str | None], spec: ReadSpec
+) -> list[tuple[list[str | None], list[Piece]]]:
+    """The pieces of the files under LOCATION in groups of at most ENDPOINT_BYTES."""
+    groups: list[tuple[list[str | None], list[Piece]]] = []
+    current: list[Piece] = []
     size = 0
-    for path, length in data_files(location):
-        if current and size + length > SPLIT_BYTES:
+    files = data_files(location)
+    total = sum(size for _, size in files) or 1
+    for split in splits_of("", files, spec):
+        length = round(split.share * total)  # the bytes of the piece
+        if current and size + length > ENDPOINT_BYTES:
             groups.append((values, current))
             current, size = [], 0
-        current.append((path, length))
+        groups_read = list(split.row_groups) if split.row_groups is not None else None
+        current.append((split.path, split.size, groups_read))
         size += length
     if current:
         groups.append((values, current))
@@ -235,7 +247,10 @@ def stream(content: Mapping[str, Any]) -> flight.GeneratorStream:
         data_count + i: types.key_value(text, schema.field(data_count + i).type)
         for i, text in enumerate(content["keys"])
     }
-    files = [(str(path), int(size)) for path, size in content["files"]]
+    files = [
+        Split(str(path), int(size), "", tuple(groups) if groups is not None else None)
+        for path, size, groups in content["files"]
+    ]
     return flight.GeneratorStream(
         schema, _batches(schema, spec, files, data, keys, wanted, counting, content["table"])
     )
@@ -244,17 +259,17 @@ def stream(content: Mapping[str, Any]) -> flight.GeneratorStream:
 def _batches(
     schema: pa.Schema,
     spec: ReadSpec,
-    files: Sequence[tuple[str, int]],
+    files: Sequence[Split],
     data: Sequence[Column],
     keys: Mapping[int, Any],
     wanted: set[int],
     counting: bool,
     table: str,
 ) -> Iterator[pa.RecordBatch]:
-    for path, size in files:
+    for split in files:
         try:
-            for batch in read_split(Split(path, size, ""), spec, data, Pieces()):
-                yield _conform(schema, batch, keys, wanted, counting, path)
+            for batch in read_split(split, spec, data, Pieces()):
+                yield _conform(schema, batch, keys, wanted, counting, split.path)
         except JobError as e:
             raise ScanError(f"{table}: {e}") from None
 

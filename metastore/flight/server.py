@@ -242,7 +242,7 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         groups = []
         try:
             for values, location in folders:
-                groups.extend(scans.file_groups(location, values))
+                groups.extend(scans.file_groups(location, values, spec))
         except JobError as e:
             raise typed(f"{shape.catalog}.{shape.where}: {e}") from None
         return scans.endpoints(self.tickets, shape, spec, groups, columns)

@@ -49,7 +49,9 @@ def column(name: str, type_id: str, names: Sequence[str]) -> Node:
 def constant(value: Any, type_id: str) -> Node:
     if value is None:
         serialized: dict[str, Any] = {"type": _type(type_id), "is_null": True}
-        return Node(f"NULL::{type_id}", _expression("BOUND_CONSTANT", "VALUE_CONSTANT", value=serialized))
+        return Node(
+            f"NULL::{type_id}", _expression("BOUND_CONSTANT", "VALUE_CONSTANT", value=serialized)
+        )
     if type_id == "DATE":
         raw: Any = (value - datetime.date(1970, 1, 1)).days
         text = f"DATE '{value.isoformat()}'"

@@ -59,11 +59,15 @@ def test_unknown_catalogs_schemas_tables_and_columns(airport: AirportClient) -> 
             "catalog nope does not exist; ATTACH one of: colstats, hive",
         )
     refused(
-        lambda: airport.action("column_statistics", statistics_request(descriptor(CATALOG, "nodb", "table", "t"))),
+        lambda: airport.action(
+            "column_statistics", statistics_request(descriptor(CATALOG, "nodb", "table", "t"))
+        ),
         "schema colstats.nodb does not exist",
     )
     refused(
-        lambda: airport.action("column_statistics", statistics_request(descriptor(CATALOG, DB, "table", "nope"))),
+        lambda: airport.action(
+            "column_statistics", statistics_request(descriptor(CATALOG, DB, "table", "nope"))
+        ),
         "table colstats.default.nope does not exist",
     )
     refused(
@@ -79,7 +83,9 @@ def test_unknown_catalogs_schemas_tables_and_columns(airport: AirportClient) -> 
 
 
 def test_requests_that_are_not_what_duckdb_sends(airport: AirportClient) -> None:
-    refused(lambda: airport.action("list_schemas", b"\xc1"), "list_schemas: the request is not msgpack")
+    refused(
+        lambda: airport.action("list_schemas", b"\xc1"), "list_schemas: the request is not msgpack"
+    )
     refused(lambda: airport.action("list_schemas", pack([1, 2])), "must be a msgpack map")
     refused(lambda: airport.action("list_schemas", pack({})), "the request needs catalog_name")
     refused(
@@ -94,11 +100,15 @@ def test_requests_that_are_not_what_duckdb_sends(airport: AirportClient) -> None
     )
     orc = descriptor(CATALOG, DB, "table", "orc_t")
     refused(
-        lambda: airport.action("endpoints", pack({"descriptor": orc, "parameters": {"column_ids": "x"}})),
+        lambda: airport.action(
+            "endpoints", pack({"descriptor": orc, "parameters": {"column_ids": "x"}})
+        ),
         "column_ids must be a list",
     )
     refused(
-        lambda: airport.action("endpoints", pack({"descriptor": orc, "parameters": {"column_ids": [7]}})),
+        lambda: airport.action(
+            "endpoints", pack({"descriptor": orc, "parameters": {"column_ids": [7]}})
+        ),
         "column id 7 is not a column of default.orc_t (2 columns)",
     )
     refused(
@@ -107,7 +117,10 @@ def test_requests_that_are_not_what_duckdb_sends(airport: AirportClient) -> None
         ),
         "json_filters is not JSON",
     )
-    refused(lambda: airport.action("endpoints", pack({"parameters": {}})), "the request needs descriptor")
+    refused(
+        lambda: airport.action("endpoints", pack({"parameters": {}})),
+        "the request needs descriptor",
+    )
 
 
 def test_forged_tickets_writes_and_unknown_actions(airport: AirportClient) -> None:

@@ -73,7 +73,10 @@ def test_serve_with_a_flight_port_tls_and_a_token(tmp_path: Path, pki: Pki) -> N
         server.send_signal(signal.SIGTERM)
         _, log = server.communicate(timeout=60)
     assert server.returncode == 0, log
-    assert f"serving Arrow Flight (DuckDB's Airport) on 127.0.0.1:{flight_port} (TLS, bearer token)" in log
+    assert (
+        f"serving Arrow Flight (DuckDB's Airport) on 127.0.0.1:{flight_port} (TLS, bearer token)"
+        in log
+    )
 
 
 def test_a_bad_flight_port_is_one_line(tmp_path: Path) -> None:
@@ -89,4 +92,3 @@ def test_a_bad_flight_port_is_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "flight_port must be a port number, not 70000" in done.stderr
-

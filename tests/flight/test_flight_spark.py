@@ -27,7 +27,7 @@ from metastore.flight.types import duckdb_type
 from metastore.store import migrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engines"))
-from spark_shell import SparkShell  # noqa: E402
+from spark_shell import SparkShell
 
 pytestmark = [pytest.mark.spark]
 
@@ -107,9 +107,7 @@ def files_of(con: duckdb.DuckDBPyConnection, folder: Path) -> duckdb.DuckDBPyRel
 
 
 @pytest.mark.parametrize("table", ["orders", "events"])
-def test_spark_tables_through_flight(
-    spark_tables: tuple[FlightService, Path], table: str
-) -> None:
+def test_spark_tables_through_flight(spark_tables: tuple[FlightService, Path], table: str) -> None:
     service, folder = spark_tables
     airport = AirportClient(f"grpc://127.0.0.1:{service.port}", "hive")
     try:

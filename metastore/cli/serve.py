@@ -130,6 +130,7 @@ def configure_audit_log(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from metastore.access import Right
     from metastore.cli import EXIT_USAGE, configure_logging
+    from metastore.cli.errors import CliError
     from metastore.hms.handler import Handler
     from metastore.hms.security import build as build_security
     from metastore.hms.server import MetastoreServer
@@ -173,7 +174,11 @@ def run(args: argparse.Namespace) -> int:
         # Imported only here: a server without a Flight port loads no PyArrow.
         from metastore.flight.server import FlightService
 
-        flight = FlightService(handler.tx, settings, settings.host, settings.flight_port)
+        try:
+            flight = FlightService(handler.tx, settings, settings.host, settings.flight_port)
+        except Exception as e:  # the port taken, a certificate that does not load, ...
+            where = f"{settings.host}:{settings.flight_port}"
+            raise CliError(f"cannot serve Arrow Flight on {where}: {e}") from None
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", transactions.safe_url(url))

@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from metastore import names
 from metastore.flight import types
 from metastore.flight.catalog import TableShape
+from metastore.flight.door import typed
 from metastore.flight.wire import BadRequest, pack
 from metastore.job.errors import JobError
 from metastore.job.files import Pieces, ReadSpec, Split, data_files, read_split, splits_of
@@ -55,7 +56,8 @@ _DIGEST = 32
 
 
 class ScanError(Exception):
-    """Files that cannot be read as the table says; the message names the file."""
+    """Files that cannot be read as the table says; the message names the file. DoGet
+    answers it (and the readers' JobError) with a Flight error typed for DuckDB."""
 
 
 def read_spec(s: Session, shape: TableShape) -> ReadSpec:
@@ -270,8 +272,9 @@ def _batches(
         try:
             for batch in read_split(split, spec, data, Pieces()):
                 yield _conform(schema, batch, keys, wanted, counting, split.path)
-        except JobError as e:
-            raise ScanError(f"{table}: {e}") from None
+        except (JobError, ScanError) as e:
+            log.warning("DoGet of %s failed: %s", table, e)
+            raise typed(f"{table}: {e}") from None
 
 
 def _conform(

@@ -35,6 +35,7 @@ from sqlalchemy.orm import Session
 
 from metastore.access import Policy, parse_group_mapping
 from metastore.config import Settings
+from metastore.errors import InvalidObject
 from metastore.flight import catalog, scans, statistics, types
 from metastore.flight.door import FLIGHT_DOOR, typed
 from metastore.flight.filters import predicate
@@ -116,11 +117,7 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
     # -- the calls ---------------------------------------------------------------------------
 
     def _read(self, name: str, work: Callable[[Session], T]) -> T:
-        try:
-            return self.operations.run(name, work, write=False)
-        except JobError as e:
-            log.warning("%s failed: %s", name, e)
-            raise typed(str(e)) from None
+        return self.operations.run(name, work, write=False)
 
     def list_actions(self, context: Any) -> list[tuple[str, str]]:
         return list(ACTIONS.items())
@@ -215,7 +212,10 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         partitions the filters leave (the table's folder when unpartitioned)."""
         shape = self._table(s, descriptor)
         columns = scans.requested_columns(shape, column_ids)
-        spec = scans.read_spec(s, shape)
+        try:
+            spec = scans.read_spec(s, shape)
+        except JobError as e:  # a format the readers do not read
+            raise InvalidObject(f"{shape.catalog}.{shape.where} cannot be scanned: {e}") from None
         if not shape.keys:
             location = scans.data_location(s, shape)
             return shape, spec, columns, [([], location)] if location else []

@@ -15,8 +15,10 @@ import pyarrow.flight as flight
 import pytest
 from airport_client import AirportClient, pack
 from conftest import RunningServer
-from flight_tables import CATALOG, DB, FlightStack, start
+from flight_tables import CATALOG, DB, PARQUET_SERDE, FlightStack, hive_db, start
+from metadata_builders import fields, storage, table
 
+from hive_metastore_thrift import ttypes as t
 from metastore.flight.server import FlightService
 
 
@@ -171,3 +173,49 @@ def test_a_bearer_token_is_required_when_set(guarded: Guarded) -> None:
         assert "default" in [s["name"] for s in client.list_schemas()["schemas"]]
     finally:
         client.close()
+
+
+def test_files_that_do_not_read_get_a_clear_error(
+    stack: FlightStack, airport: AirportClient
+) -> None:
+    """A table in a format the readers do not read, and a Parquet table whose file is not
+    Parquet: the scan's planning or its DoGet fails with a message naming the table."""
+    client, transport = stack.thrift()
+    try:
+        folder = stack.folder / "broken"
+        folder.mkdir()
+        (folder / "part-0.parquet").write_bytes(b"this is no parquet file")
+        parquet = t.SerDeInfo("s", PARQUET_SERDE, {})
+        client.create_table(
+            table(
+                hive_db(),
+                "broken",
+                sd=storage(fields(("id", "int")), f"file:{folder}", serdeInfo=parquet),
+                catName=CATALOG,
+            )
+        )
+        avro = t.SerDeInfo("s", "org.apache.hadoop.hive.serde2.avro.AvroSerDe", {})
+        client.create_table(
+            table(
+                hive_db(),
+                "avro_t",
+                sd=storage(
+                    fields(("id", "int")),
+                    f"file:{folder}",
+                    inputFormat="org.apache.hadoop.hive.ql.io.avro.AvroContainerInputFormat",
+                    serdeInfo=avro,
+                ),
+                catName=CATALOG,
+            )
+        )
+    finally:
+        transport.close()
+    tables = airport.tables()
+    refused(
+        lambda: airport.endpoints(tables[(DB, "avro_t")]),
+        "colstats.default.avro_t cannot be scanned: default.avro_t is stored as",
+    )
+    broken = tables[(DB, "broken")]
+    (endpoint,) = airport.endpoints(broken)
+    refused(lambda: airport.do_get(broken, endpoint), "colstats.default.broken: cannot read")
+    assert airport.scan(tables[(DB, "orc_t")]).num_rows == 20

@@ -236,3 +236,14 @@ def test_random_filters_never_lose_a_row(stack: FlightStack, airport: AirportCli
         rows, _ = scanned(airport, sales, flt)
         con.register("pruned", rows)
         assert ids(con, "pruned", flt) == ids(con, "direct", flt), flt.sql
+
+
+def test_get_flight_info_plans_a_whole_scan(airport: AirportClient) -> None:
+    """DuckDB's airport_take_flight(location, [path]) asks GetFlightInfo: the table's
+    schema and the endpoints of every partition."""
+    sales = airport.tables()[(DB, "web_sales")]
+    info = airport.client.get_flight_info(sales.info.descriptor, options=airport.headers())
+    assert info.schema.equals(sales.schema, check_metadata=False)
+    assert len(info.endpoints) == len(partition_values())
+    rows = sum(airport.do_get(sales, e).num_rows for e in info.endpoints)
+    assert rows == 600

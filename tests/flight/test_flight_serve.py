@@ -92,3 +92,24 @@ def test_a_bad_flight_port_is_one_line(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "flight_port must be a port number, not 70000" in done.stderr
+
+
+def test_a_flight_port_taken_is_one_line(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1"),
+                *("--port", str(_free_port()), "--flight-port", str(port)),
+                *("--db", f"sqlite:///{tmp_path / 'm.db'}", "--warehouse", str(tmp_path / "wh")),
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"cannot serve Arrow Flight on 127.0.0.1:{port}: "), done.stderr

@@ -178,7 +178,10 @@ def run(args: argparse.Namespace) -> int:
             flight = FlightService(handler.tx, settings, settings.host, settings.flight_port)
         except Exception as e:  # the port taken, a certificate that does not load, ...
             where = f"{settings.host}:{settings.flight_port}"
-            raise CliError(f"cannot serve Arrow Flight on {where}: {e}") from None
+            raise CliError(
+                f"cannot serve Arrow Flight on {where} (is the port taken, are tls_cert and "
+                f"tls_key readable?): {e}"
+            ) from None
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", transactions.safe_url(url))

@@ -36,6 +36,9 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     admins = ["hive"]
     group_mapping = "etl=etl;alice=analysts"
     audit_log = "/var/log/colstats/audit.log"
+    # Arrow Flight for DuckDB's Airport extension (off unless a port is set)
+    flight_port = 8815
+    flight_token = "a long random secret"   # DuckDB sends it from an airport secret
 
 Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB. Lists
 are comma-separated there (METASTORE_WRITERS="etl,@analysts") and on the command line.
@@ -129,6 +132,11 @@ class Settings:
     audit_log: str | None = None
     """A file for the audit lines (logger metastore.audit); unset: the server's log."""
 
+    flight_port: int | None = None
+    """Also serve Arrow Flight for DuckDB's Airport extension on this port (None: off)."""
+    flight_token: str | None = None
+    """The bearer token every Flight call must carry (None: none; see metastore.flight)."""
+
     @property
     def authentication(self) -> bool:
         """Whether the transport proves who the caller is (Kerberos, or TLS client certs)."""
@@ -153,6 +161,10 @@ class Settings:
             raise SettingsError("cache_size must be 0 (no cache) or more bytes")
         if self.metrics_port is not None and not 0 <= self.metrics_port <= 65535:
             raise SettingsError(f"metrics_port must be a port number, not {self.metrics_port}")
+        if self.flight_port is not None and not 0 <= self.flight_port <= 65535:
+            raise SettingsError(f"flight_port must be a port number, not {self.flight_port}")
+        if self.flight_port is not None and self.flight_port == self.port != 0:
+            raise SettingsError("flight_port must differ from port (the Thrift port)")
         if self.idle_timeout < 0 or self.request_timeout <= 0:
             raise SettingsError("idle_timeout must be 0 or more, request_timeout more than 0")
         from metastore.access import parse_group_mapping

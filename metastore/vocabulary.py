@@ -6,8 +6,8 @@ code and nothing generated from the IDL here.
 * Hive's column types: the one table of what colstats knows of each primitive type (the
   kinds of statistics that fit it, how partition keys of it compare, Spark's size of its
   values, the range of integers) and the one parser of type text (`base_type`,
-  `type_parameters`, `check_type` for Hive's whole grammar, as HMS refuses a table whose
-  column types do not parse).
+  `type_parameters`, `check_type` and `parse_type` for Hive's whole grammar, as HMS refuses
+  a table whose column types do not parse).
 
 The job (a Spark driver and its executors) imports this module, so it must stay free of
 SQLAlchemy and of the server's modules.
@@ -193,6 +193,27 @@ class HiveTypeError(ValueError):
     """Type text that is not a Hive type; the message says where and why."""
 
 
+@dataclasses.dataclass(frozen=True)
+class TypeTree:
+    """A Hive type parsed: NAME (a primitive's canonical name, or array, map, struct,
+    uniontype), its PARAMETERS (varchar(n), decimal(p,s) as written) and the types it is
+    made of, named for a struct's fields ('' otherwise)."""
+
+    name: str
+    parameters: tuple[int, ...] = ()
+    children: tuple[tuple[str, TypeTree], ...] = ()
+
+
+def parse_type(text: str | None) -> TypeTree:
+    """The tree of Hive type TEXT (the grammar of `check_type`); HiveTypeError otherwise."""
+    if not text or not text.strip():
+        raise HiveTypeError("the type is empty")
+    parser = _Parser(text)
+    tree = parser.parse_type()
+    parser.expect_end()
+    return tree
+
+
 def check_type(text: str | None) -> str:
     """TEXT if it is a Hive type in Hive's grammar (TypeInfoUtils: primitive names with
     `varchar(n)`, `char(n)`, `decimal(p[,s])`, `array<T>`, `map<K,V>`,
@@ -200,9 +221,7 @@ def check_type(text: str | None) -> str:
     raises HiveTypeError otherwise."""
     if not text or not text.strip():
         raise HiveTypeError("the type is empty")
-    parser = _Parser(text)
-    parser.parse_type()
-    parser.expect_end()
+    parse_type(text)
     return text
 
 
@@ -246,41 +265,41 @@ class _Parser:
         if extra is not None:
             raise self._fail(f"unexpected {extra[1]!r}")
 
-    def parse_type(self) -> None:
+    def parse_type(self) -> TypeTree:
         kind, name = self._next()
         if kind != "word":
             raise self._fail(f"expected a type name, found {name!r}")
         if name in COMPLEX:
             self._symbol("<")
             if name == "struct":
-                self._fields()
+                children = self._fields()
             else:
-                self.parse_type()
-                count = 1
+                children = [("", self.parse_type())]
                 while self._peek() == ("symbol", ","):
                     self._next()
-                    self.parse_type()
-                    count += 1
+                    children.append(("", self.parse_type()))
+                count = len(children)
                 if (name == "array" and count != 1) or (name == "map" and count != 2):
                     raise self._fail(f"{name} takes {1 if name == 'array' else 2} type(s)")
             self._symbol(">")
-            return
+            return TypeTree(name, (), tuple(children))
         if ALIASES.get(name, name) not in PRIMITIVES:
             raise self._fail(f"unknown type {name!r}")
-        self._parameters(name)
+        return TypeTree(ALIASES.get(name, name), self._parameters(name))
 
-    def _fields(self) -> None:
+    def _fields(self) -> list[tuple[str, TypeTree]]:
+        fields = []
         while True:
             kind, field = self._next()
             if kind not in ("word", "number"):
                 raise self._fail(f"expected a field name, found {field!r}")
             self._symbol(":")
-            self.parse_type()
+            fields.append((field, self.parse_type()))
             if self._peek() != ("symbol", ","):
-                return
+                return fields
             self._next()
 
-    def _parameters(self, name: str) -> None:
+    def _parameters(self, name: str) -> tuple[int, ...]:
         """The parameters of primitive type NAME (as written: an alias names itself)."""
         canonical = ALIASES.get(name, name)
         low, high = PRIMITIVES[canonical].parameters
@@ -307,3 +326,4 @@ class _Parser:
             raise self._fail(f"varchar length {values[0]} is out of range")
         if name == "char" and not 1 <= values[0] <= MAX_CHAR_LENGTH:
             raise self._fail(f"char length {values[0]} is out of range")
+        return tuple(values)

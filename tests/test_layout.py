@@ -93,6 +93,28 @@ def test_the_core_imports_nothing_generated_from_the_idl() -> None:
     assert not loaded & {"hive_metastore_thrift", "thrift"}
 
 
+def test_the_flight_door_imports_nothing_of_the_thrift_door() -> None:
+    """metastore.flight serves DuckDB from the core: nothing of metastore.hms nor of the
+    IDL's generated code is loaded with it."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import importlib, pkgutil, sys, metastore.flight\n"
+            "for m in pkgutil.walk_packages(metastore.flight.__path__, 'metastore.flight.'):\n"
+            "    importlib.import_module(m.name)\n"
+            "print(' '.join(sorted(sys.modules)))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout.split()
+    assert "metastore.flight.server" in out  # the door's modules were loaded indeed
+    thrift = ("metastore.hms", "hive_metastore_thrift", "thrift")
+    assert [name for name in out if name.split(".")[0] in thrift or name.startswith(thrift)] == []
+
+
 def _layout_rows() -> list[str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]

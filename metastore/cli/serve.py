@@ -1,4 +1,5 @@
-"""`metastore serve`: the Thrift server over the configured database."""
+"""`metastore serve`: the Thrift server over the configured database, and Arrow Flight for
+DuckDB on --flight-port."""
 
 from __future__ import annotations
 
@@ -97,6 +98,13 @@ def add_parser(commands: Any) -> None:
     security.add_argument("--admins", help="who holds every right")
     security.add_argument("--group-mapping", help='groups per user: "alice=etl,ops;bob=etl"')
     security.add_argument("--audit-log", help="a file for the audit lines")
+    flight = serve.add_argument_group("Arrow Flight (DuckDB's Airport extension)")
+    flight.add_argument(
+        "--flight-port", type=int, help="also serve Arrow Flight on this port (default: off)"
+    )
+    flight.add_argument(
+        "--flight-token", help="the bearer token every Flight call must carry (default: none)"
+    )
     serve.set_defaults(run=run)
 
 
@@ -121,6 +129,8 @@ _SECURITY_AND_LIMITS = (
     "admins",
     "group_mapping",
     "audit_log",
+    "flight_port",
+    "flight_token",
 )
 
 
@@ -137,6 +147,7 @@ def configure_audit_log(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from metastore.access import Right
     from metastore.cli import EXIT_USAGE, configure_logging
+    from metastore.cli.errors import CliError
     from metastore.hms.handler import Handler
     from metastore.hms.security import build as build_security
     from metastore.hms.server import MetastoreServer
@@ -176,6 +187,19 @@ def run(args: argparse.Namespace) -> int:
     handler = Handler(transactions.Transactions(engine), settings)
     handler.ensure_default_database()
     server = MetastoreServer.from_settings(handler, settings, security=security)
+    flight = None
+    if settings.flight_port is not None:
+        # Imported only here: a server without a Flight port loads no PyArrow.
+        from metastore.flight.server import FlightService
+
+        try:
+            flight = FlightService(handler.tx, settings, settings.host, settings.flight_port)
+        except Exception as e:  # the port taken, a certificate that does not load, ...
+            where = f"{settings.host}:{settings.flight_port}"
+            raise CliError(
+                f"cannot serve Arrow Flight on {where} (is the port taken, are tls_cert and "
+                f"tls_key readable?): {e}"
+            ) from None
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     if settings.metrics_port is not None:
@@ -197,6 +221,12 @@ def run(args: argparse.Namespace) -> int:
             "no writers, droppers or admins are configured: every call that changes "
             "something will be refused"
         )
-    server.serve_forever()
+    if flight is not None:
+        flight.start()
+    try:
+        server.serve_forever()
+    finally:
+        if flight is not None:
+            flight.stop()
     engine.dispose()
     return 0

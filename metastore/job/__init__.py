@@ -7,6 +7,7 @@ client only: nothing here imports the server's database layer (SQLAlchemy, Alemb
 * :mod:`metastore.job.source` - the columns and partitions to analyze (the plan);
 * :mod:`metastore.job.located` - file sources: a folder, or a table found in the metastore;
 * :mod:`metastore.job.files` - listing files into splits, reading them with PyArrow;
+* :mod:`metastore.job.formats` - how a table's files are read, from its format and serde;
 * :mod:`metastore.job.scan` - the one pass over the data, into partials merged on executors;
 * :mod:`metastore.job.accumulators` - partial statistics of Arrow arrays, and their merge;
 * :mod:`metastore.job.skew` - skewed values, with a frequent-items sketch;

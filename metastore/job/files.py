@@ -153,6 +153,24 @@ def _folder_value(text: str) -> str | None:
     return None if value in ("", names.DEFAULT_PARTITION_VALUE) else value
 
 
+def data_files(location: str) -> list[tuple[str, int]]:
+    """The data files in the folder LOCATION and its sub-folders (none when it is gone)."""
+    fs, root = filesystem(location)
+    info = fs.get_file_info(root)
+    if info.type == pafs.FileType.NotFound:
+        return []
+    prefix = uri_prefix(location)
+    if info.type == pafs.FileType.File:
+        return [(prefix + root, info.size)]
+    entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    out = []
+    for entry in sorted(entries, key=lambda e: e.path):
+        relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
+        if entry.type == pafs.FileType.File and not any(hidden(p) for p in relative):
+            out.append((prefix + entry.path, entry.size))
+    return out
+
+
 def uri_prefix(location: str) -> str:
     """What to put before a path of the listing to open it again ('' for local files)."""
     parsed = urlparse(location)

@@ -18,8 +18,6 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-import pyarrow.fs as pafs
-
 from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job.client import MetastoreClient
@@ -27,13 +25,12 @@ from metastore.job.errors import JobError
 from metastore.job.files import (
     Listing,
     ReadSpec,
+    data_files,
     file_schema,
-    filesystem,
-    hidden,
     hive_type_of,
     list_files,
-    uri_prefix,
 )
+from metastore.job.formats import hive_spec, provider_spec
 from metastore.job.options import AnalyzeOptions
 from metastore.job.source import Column, column_of, spark_hive_type
 
@@ -43,14 +40,6 @@ if TYPE_CHECKING:
 Wanted = Callable[[str, Sequence[str | None]], bool]
 """Whether to analyze the partition of this name and these values."""
 
-LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
-OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
-JSON_SERDES = (
-    "org.apache.hive.hcatalog.data.JsonSerDe",
-    "org.apache.hadoop.hive.serde2.JsonSerDe",
-    "org.openx.data.jsonserde.JsonSerDe",
-)
-TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 PAGE = 500
 
 
@@ -164,24 +153,6 @@ def _key_value(value: str) -> str | None:
     return None if value == names.DEFAULT_PARTITION_VALUE else value
 
 
-def data_files(location: str) -> list[tuple[str, int]]:
-    """The data files in the folder LOCATION and its sub-folders (none when it is gone)."""
-    fs, root = filesystem(location)
-    info = fs.get_file_info(root)
-    if info.type == pafs.FileType.NotFound:
-        return []
-    prefix = uri_prefix(location)
-    if info.type == pafs.FileType.File:
-        return [(prefix + root, info.size)]
-    entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
-    out = []
-    for entry in sorted(entries, key=lambda e: e.path):
-        relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
-        if entry.type == pafs.FileType.File and not any(hidden(p) for p in relative):
-            out.append((prefix + entry.path, entry.size))
-    return out
-
-
 def storage_of(table: t.Table) -> tuple[str, ReadSpec, list[Column]]:
     """Where TABLE's data is, how to read it, and its data columns."""
     where = f"{table.dbName}.{table.tableName}"
@@ -194,82 +165,18 @@ def storage_of(table: t.Table) -> tuple[str, ReadSpec, list[Column]]:
     columns = [column_of(c.name, c.type) for c in sd.cols or []]
     location = sd.location
     if provider:
-        fmt = provider.rsplit(".", 1)[-1]
-        if fmt not in ("parquet", "orc", "csv", "json"):
-            raise JobError(
-                f"{where} is a Spark {provider} table; the job reads parquet, orc, csv and "
-                "json tables (use --spark-table for others)"
-            )
         location = serde_params.get("path") or location
         spark_schema = _spark_schema(params)
         if spark_schema is not None:
             keys = {k.name.lower() for k in table.partitionKeys or []}
             columns = [c for c in spark_schema if c.name.lower() not in keys]
-        spec = ReadSpec(
-            fmt,
-            delimiter=serde_params.get("sep", serde_params.get("delimiter", ",")),
-            header=serde_params.get("header", "false").lower() == "true",
-            names=tuple(c.name for c in columns),
-        )
+        spec = provider_spec(where, provider, serde_params, [c.name for c in columns])
     else:
-        spec = _hive_spec(where, sd.inputFormat or "", lib, serde_params, params, columns)
+        names_ = [c.name for c in columns]
+        spec = hive_spec(where, sd.inputFormat or "", lib, serde_params, params, names_)
     if not location:
         raise JobError(f"{where} has no location in the metastore; give --path")
     return location, spec, columns
-
-
-def _hive_spec(
-    where: str,
-    input_format: str,
-    lib: str,
-    serde: dict[str, str],
-    params: dict[str, str],
-    columns: list[Column],
-) -> ReadSpec:
-    header = int(params.get("skip.header.line.count", "0") or 0) > 0
-    names_ = tuple(c.name for c in columns)
-    if "parquet" in lib.lower() or "parquet" in input_format.lower():
-        return ReadSpec("parquet")
-    if "orc" in lib.lower() or "orc" in input_format.lower():
-        return ReadSpec("orc")
-    if lib in JSON_SERDES:
-        return ReadSpec("json")
-    if lib == OPEN_CSV:
-        return ReadSpec(
-            "csv",
-            delimiter=serde.get("separatorChar", ","),
-            quote=serde.get("quoteChar", '"'),
-            escape=serde.get("escapeChar", "\\"),
-            header=header,
-            null_text=(),
-            names=names_,
-        )
-    if lib in (LAZY_SIMPLE, "") and input_format in (TEXT_INPUT, ""):
-        delimiter = _hive_byte(serde.get("field.delim", serde.get("serialization.format")))
-        return ReadSpec(
-            "csv",
-            delimiter=delimiter,
-            quote=None,
-            escape=serde.get("escape.delim") or None,
-            header=header,
-            null_text=(serde.get("serialization.null.format", "\\N"),),
-            names=names_,
-        )
-    raise JobError(
-        f"{where} is stored as {input_format or 'no input format'} with serde "
-        f"{lib or 'none'}; the job reads Parquet, ORC, delimited text, CSV and JSON tables"
-    )
-
-
-def _hive_byte(text: str | None) -> str:
-    """A delimiter as LazySimpleSerDe reads it: a number is a byte value ('1' is \\x01,
-    '44' is ','), anything else its first character; \\x01 when absent."""
-    if not text:
-        return "\x01"
-    try:
-        return chr(int(text) & 0xFF)
-    except ValueError:
-        return text[0]
 
 
 def _spark_schema(params: dict[str, str]) -> list[Column] | None:

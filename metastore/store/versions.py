@@ -21,6 +21,7 @@ stopped (their caches are in memory), or restart them afterwards.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable
 from typing import Any
 
@@ -118,3 +119,29 @@ def _read_statement() -> Select[Any]:
         .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
         .where(tuple_(d.CTLG_NAME, d.NAME, t.TBL_NAME).in_(bindparam("names", expanding=True)))
     )
+
+
+def catalog_version(s: Session, catalog: str) -> int:
+    """A number that tells one state of the databases and tables of CATALOG from another,
+    in one statement: a digest (below 2**63) of, for each database, its name, its number
+    of tables, their largest version and how many of them have one.
+
+    Why these suffice: a change to a table draws a version larger than every version drawn
+    before, so it raises its database's largest version above anything seen; a drop lowers
+    its database's number of tables; a database created or dropped changes the list of
+    names. Two states with the same inputs hold the same tables at the same versions (a
+    table created and dropped again leaves the catalog as it was, and its number). A
+    digest, not a counter: DuckDB only compares the catalog's version with the one it
+    holds."""
+    d, t, v = m.Database.__table__.c, m.Table.__table__.c, m.TableVersion.__table__.c
+    rows = s.connection().execute(
+        select(d.NAME, func.count(t.TBL_ID), func.max(v.VERSION), func.count(v.VERSION))
+        .select_from(m.Database.__table__)
+        .outerjoin(m.Table.__table__, t.DB_ID == d.DB_ID)
+        .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
+        .where(d.CTLG_NAME == catalog)
+        .group_by(d.NAME)
+        .order_by(d.NAME)
+    )
+    state = repr([tuple(row) for row in rows]).encode()
+    return int.from_bytes(hashlib.blake2b(state, digest_size=8).digest(), "big") >> 1

@@ -1,0 +1,334 @@
+"""Scans: `endpoints` plans a scan of a table's files, `DoGet` reads one endpoint's files.
+
+The files are where the metastore says (the table's location, or each partition's own),
+read with the statistics job's readers (metastore.job.files: Parquet, ORC, CSV and
+delimited text, JSON; the format from metastore.job.formats), so that DuckDB sees the rows
+the statistics describe. Every batch carries every column of the table's schema, in order,
+as DuckDB requires: the columns DuckDB asked for (`column_ids`) are read, the others are
+NULL; partition keys are the partition's values (types.key_value).
+
+One endpoint per partition, or per group of pieces of at most ENDPOINT_BYTES (a piece is a
+file, or some row groups of a large Parquet file, as the job splits them: files.splits_of),
+so that DuckDB reads them in parallel, one endpoint a thread.
+Partitions that the filters DuckDB sends rule out (metastore.flight.filters) get none.
+
+A ticket holds what DoGet needs (the schema, how to read the files, which files, the
+partition values, the columns), signed with a key of this server process (HMAC-SHA256):
+DoGet reads no database, and reads only files that an endpoints call of this process
+planned from the metastore. DuckDB sends DoGet on the connection that got the endpoints
+(arrow-flight-reuse-connection), so the ticket comes back to the process that signed it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import msgpack
+import pyarrow as pa
+import pyarrow.flight as flight
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from metastore import names
+from metastore.flight import types
+from metastore.flight.catalog import TableShape
+from metastore.flight.door import typed
+from metastore.flight.wire import BadRequest, pack
+from metastore.job.errors import JobError
+from metastore.job.files import Pieces, ReadSpec, Split, data_files, read_split, splits_of
+from metastore.job.formats import hive_spec, provider_spec
+from metastore.job.source import Column
+from metastore.store import models as m
+
+log = logging.getLogger(__name__)
+
+REUSE_CONNECTION = "arrow-flight-reuse-connection://?"
+ENDPOINT_BYTES = 8 * 1024 * 1024
+"""The bytes of files an endpoint reads at most (a larger piece alone): small files are
+read together, others one an endpoint, for DuckDB's threads to share."""
+SPECIAL_COLUMN = 2**63
+"""Column ids from here up are DuckDB's pseudo-columns (rowid, "no column")."""
+_DIGEST = 32
+
+
+class ScanError(Exception):
+    """Files that cannot be read as the table says; the message names the file. DoGet
+    answers it (and the readers' JobError) with a Flight error typed for DuckDB."""
+
+
+def read_spec(s: Session, shape: TableShape) -> ReadSpec:
+    """How SHAPE's files are read (JobError for a format the readers do not read)."""
+    serde: dict[str, str] = {}
+    if shape.serde_id is not None:
+        p = m.SerDeParam.__table__.c
+        serde = {
+            key: value or ""
+            for key, value in s.execute(
+                select(p.PARAM_KEY, p.PARAM_VALUE).where(p.SERDE_ID == shape.serde_id)
+            )
+        }
+    column_names = [c.name for c in shape.columns]
+    if shape.provider:
+        return provider_spec(shape.where, shape.provider, serde, column_names)
+    params = dict(shape.params)
+    params.update(_table_params(s, shape.tbl_id, ["skip.header.line.count"]))
+    return hive_spec(shape.where, shape.input_format, shape.serde_lib, serde, params, column_names)
+
+
+def _table_params(s: Session, tbl_id: int, keys: Sequence[str]) -> dict[str, str]:
+    p = m.TableParam.__table__.c
+    rows = s.execute(
+        select(p.PARAM_KEY, p.PARAM_VALUE).where(p.TBL_ID == tbl_id, p.PARAM_KEY.in_(keys))
+    )
+    return {key: value or "" for key, value in rows}
+
+
+def data_location(s: Session, shape: TableShape) -> str | None:
+    """The folder of an unpartitioned table's files (Spark's `path` option first)."""
+    if shape.provider and shape.serde_id is not None:
+        p = m.SerDeParam.__table__.c
+        path = s.scalar(
+            select(p.PARAM_VALUE).where(p.SERDE_ID == shape.serde_id, p.PARAM_KEY == "path")
+        )
+        if path:
+            return str(path)
+    return shape.location
+
+
+def partition_locations(s: Session, shape: TableShape) -> list[tuple[str, str | None]]:
+    """(PART_NAME, location) of every partition of SHAPE, in name order."""
+    p, sd = m.Partition.__table__.c, m.StorageDescriptor.__table__.c
+    rows = s.execute(
+        select(p.PART_NAME, sd.LOCATION)
+        .select_from(m.Partition.__table__)
+        .outerjoin(m.StorageDescriptor.__table__, sd.SD_ID == p.SD_ID)
+        .where(p.TBL_ID == shape.tbl_id)
+        .order_by(p.PART_NAME)
+    )
+    return [(name, location) for name, location in rows]
+
+
+def key_texts(shape: TableShape, part_name: str) -> list[str | None]:
+    """The values of partition PART_NAME (None for the default partition)."""
+    values = names.partition_values(part_name, [k.name.lower() for k in shape.keys])
+    return [None if v == names.DEFAULT_PARTITION_VALUE else v for v in values]
+
+
+def requested_columns(shape: TableShape, column_ids: Any) -> list[int]:
+    """The field indexes of DuckDB's COLUMN_IDS (pseudo-columns left out)."""
+    if column_ids is None:
+        return list(range(len(shape.fields)))
+    if not isinstance(column_ids, list) or not all(isinstance(c, int) for c in column_ids):
+        raise BadRequest("endpoints: column_ids must be a list of column indexes")
+    out = []
+    for column_id in column_ids:
+        if column_id >= SPECIAL_COLUMN:
+            continue
+        if not 0 <= column_id < len(shape.fields):
+            raise BadRequest(
+                f"endpoints: column id {column_id} is not a column of {shape.where} "
+                f"({len(shape.fields)} columns)"
+            )
+        out.append(column_id)
+    return sorted(set(out))
+
+
+class Tickets:
+    """Signs and checks tickets with a key of this process."""
+
+    def __init__(self, key: bytes) -> None:
+        self._key = key
+
+    def sign(self, content: Mapping[str, Any]) -> bytes:
+        body = pack(content)
+        return body + hmac.new(self._key, body, hashlib.sha256).digest()
+
+    def open(self, ticket: bytes) -> dict[str, Any]:
+        body, digest = ticket[:-_DIGEST], ticket[-_DIGEST:]
+        expected = hmac.new(self._key, body, hashlib.sha256).digest()
+        if len(ticket) <= _DIGEST or not hmac.compare_digest(digest, expected):
+            raise BadRequest(
+                "DoGet: the ticket is not one this server issued (tickets come from the "
+                "endpoints action of the same server process)"
+            )
+        content: dict[str, Any] = msgpack.unpackb(body, raw=False)
+        return content
+
+
+def endpoints(
+    tickets: Tickets,
+    shape: TableShape,
+    spec: ReadSpec,
+    groups: Sequence[tuple[list[str | None], list[Piece]]],
+    columns: Sequence[int],
+) -> list[bytes]:
+    """The serialized endpoints of GROUPS ((partition values, files) each), for COLUMNS."""
+    schema = shape.schema(legacy=False).serialize().to_pybytes()
+    spec_fields = [
+        spec.format,
+        spec.delimiter,
+        spec.quote,
+        spec.escape,
+        spec.header,
+        list(spec.null_text),
+        spec.empty_is_null,
+        list(spec.names),
+    ]
+    location = flight.Location(REUSE_CONNECTION)
+    out = []
+    for values, files in groups:
+        ticket = tickets.sign(
+            {
+                "table": f"{shape.catalog}.{shape.where}",
+                "schema": schema,
+                "spec": spec_fields,
+                "hive": [c.hive_type for c in shape.columns],
+                "files": [list(piece) for piece in files],
+                "keys": values,
+                "columns": list(columns),
+            }
+        )
+        out.append(flight.FlightEndpoint(ticket, [location]).serialize())
+    return out
+
+
+Piece = tuple[str, int, list[int] | None]
+"""A file to read: its path, its size, and the row groups to read of it (None: all)."""
+
+
+def file_groups(
+    location: str, values: list[str | None], spec: ReadSpec
+) -> list[tuple[list[str | None], list[Piece]]]:
+    """The pieces of the files under LOCATION in groups of at most ENDPOINT_BYTES."""
+    groups: list[tuple[list[str | None], list[Piece]]] = []
+    current: list[Piece] = []
+    size = 0
+    files = data_files(location)
+    total = sum(size for _, size in files) or 1
+    for split in splits_of("", files, spec):
+        length = round(split.share * total)  # the bytes of the piece
+        if current and size + length > ENDPOINT_BYTES:
+            groups.append((values, current))
+            current, size = [], 0
+        groups_read = list(split.row_groups) if split.row_groups is not None else None
+        current.append((split.path, split.size, groups_read))
+        size += length
+    if current:
+        groups.append((values, current))
+    return groups
+
+
+def stream(content: Mapping[str, Any]) -> flight.GeneratorStream:
+    """The batches of a ticket's CONTENT (see the module docstring)."""
+    schema = pa.ipc.read_schema(pa.py_buffer(content["schema"]))
+    spec_fields = content["spec"]
+    spec = ReadSpec(
+        format=spec_fields[0],
+        delimiter=spec_fields[1],
+        quote=spec_fields[2],
+        escape=spec_fields[3],
+        header=spec_fields[4],
+        null_text=tuple(spec_fields[5]),
+        empty_is_null=spec_fields[6],
+        names=tuple(spec_fields[7]),
+    )
+    hive_types: list[str] = content["hive"]
+    data_count = len(hive_types)
+    wanted = set(content["columns"])
+    data = [
+        Column(schema.field(i).name, hive_types[i], None) for i in range(data_count) if i in wanted
+    ]
+    counting = not data  # only keys or no column: the rows are counted with one column
+    if counting and data_count:
+        data = [Column(schema.field(0).name, hive_types[0], None)]
+    keys = {
+        data_count + i: types.key_value(text, schema.field(data_count + i).type)
+        for i, text in enumerate(content["keys"])
+    }
+    files = [
+        Split(str(path), int(size), "", tuple(groups) if groups is not None else None)
+        for path, size, groups in content["files"]
+    ]
+    return flight.GeneratorStream(
+        schema, _batches(schema, spec, files, data, keys, wanted, counting, content["table"])
+    )
+
+
+def _batches(
+    schema: pa.Schema,
+    spec: ReadSpec,
+    files: Sequence[Split],
+    data: Sequence[Column],
+    keys: Mapping[int, Any],
+    wanted: set[int],
+    counting: bool,
+    table: str,
+) -> Iterator[pa.RecordBatch]:
+    for split in files:
+        try:
+            for batch in read_split(split, spec, data, Pieces()):
+                yield _conform(schema, batch, keys, wanted, counting, split.path)
+        except (JobError, ScanError) as e:
+            log.warning("DoGet of %s failed: %s", table, e)
+            raise typed(f"{table}: {e}") from None
+
+
+def _conform(
+    schema: pa.Schema,
+    batch: pa.RecordBatch,
+    keys: Mapping[int, Any],
+    wanted: set[int],
+    counting: bool,
+    path: str,
+) -> pa.RecordBatch:
+    """BATCH (the requested data columns) as a batch of SCHEMA: every field in order."""
+    rows = batch.num_rows
+    read = {name: batch.column(i) for i, name in enumerate(batch.schema.names)}
+    arrays = []
+    for index, field in enumerate(schema):
+        if index in keys:
+            value = keys[index] if index in wanted else None
+            arrays.append(pa.repeat(pa.scalar(value, field.type), rows))
+        elif index in wanted and not counting and field.name in read:
+            arrays.append(_as_type(read[field.name], field, path))
+        else:
+            arrays.append(pa.nulls(rows, field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _as_type(array: pa.Array, field: pa.Field, path: str) -> pa.Array:
+    """ARRAY as FIELD's type: the type the file holds converted where they differ (a
+    timestamp's unit or zone, a narrower number, a struct's fields by name in any case)."""
+    if array.type == field.type:
+        return array
+    if pa.types.is_null(array.type):
+        return pa.nulls(len(array), field.type)
+    try:
+        if pa.types.is_struct(field.type) and pa.types.is_struct(array.type):
+            return _struct_as(array, field.type, path)
+        if pa.types.is_timestamp(field.type) and pa.types.is_timestamp(array.type):
+            return array.cast(field.type, safe=False)
+        return array.cast(field.type)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise ScanError(
+            f"{path}: column {field.name} holds {array.type}, which does not convert to the "
+            f"table's type {field.type}: {e}"
+        ) from None
+
+
+def _struct_as(array: pa.Array, target: pa.StructType, path: str) -> pa.Array:
+    by_name = {array.type.field(i).name.lower(): i for i in range(array.type.num_fields)}
+    children = []
+    for child in target:
+        index = by_name.get(child.name.lower())
+        if index is None:
+            children.append(pa.nulls(len(array), child.type))
+        else:
+            children.append(_as_type(array.field(index), child, path))
+    return pa.StructArray.from_arrays(
+        children, fields=list(target), mask=array.is_null() if array.null_count else None
+    )

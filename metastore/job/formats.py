@@ -1,0 +1,103 @@
+"""How a table's files are read, from what the metastore says of the table: its input
+format, serde and their parameters, or Spark's provider for a table Spark created as a data
+source. Plain values in, a ReadSpec out: the job (metastore.job.located, from Thrift structs)
+and the Flight door's scans (metastore.flight.scans, from the database's rows) share it.
+
+Formats read: Parquet, ORC, delimited text (LazySimpleSerDe, with its field.delim /
+serialization.format, escape.delim, serialization.null.format and the table's
+skip.header.line.count), CSV (OpenCSVSerde) and JSON (a JSON serde); anything else is a
+JobError that says what the table is stored as.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from metastore.job.errors import JobError
+from metastore.job.files import ReadSpec
+
+LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
+OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
+JSON_SERDES = (
+    "org.apache.hive.hcatalog.data.JsonSerDe",
+    "org.apache.hadoop.hive.serde2.JsonSerDe",
+    "org.openx.data.jsonserde.JsonSerDe",
+)
+TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
+SPARK_FORMATS = ("parquet", "orc", "csv", "json")
+"""The Spark data source providers whose files the readers read."""
+
+
+def provider_spec(
+    where: str, provider: str, serde: Mapping[str, str], column_names: Sequence[str]
+) -> ReadSpec:
+    """The ReadSpec of a table Spark created with `USING PROVIDER` (its data columns
+    COLUMN_NAMES, in order; SERDE its serde parameters, where Spark keeps its options)."""
+    fmt = provider.lower().rsplit(".", 1)[-1]
+    if fmt not in SPARK_FORMATS:
+        raise JobError(
+            f"{where} is a Spark {provider} table; the job reads parquet, orc, csv and "
+            "json tables (use --spark-table for others)"
+        )
+    return ReadSpec(
+        fmt,
+        delimiter=serde.get("sep", serde.get("delimiter", ",")),
+        header=serde.get("header", "false").lower() == "true",
+        names=tuple(column_names),
+    )
+
+
+def hive_spec(
+    where: str,
+    input_format: str,
+    lib: str,
+    serde: Mapping[str, str],
+    params: Mapping[str, str],
+    column_names: Sequence[str],
+) -> ReadSpec:
+    """The ReadSpec of a Hive table: its INPUT_FORMAT, serde LIB and SERDE parameters, the
+    table's PARAMS and its data columns COLUMN_NAMES, in order."""
+    header = int(params.get("skip.header.line.count", "0") or 0) > 0
+    names_ = tuple(column_names)
+    if "parquet" in lib.lower() or "parquet" in input_format.lower():
+        return ReadSpec("parquet")
+    if "orc" in lib.lower() or "orc" in input_format.lower():
+        return ReadSpec("orc")
+    if lib in JSON_SERDES:
+        return ReadSpec("json")
+    if lib == OPEN_CSV:
+        return ReadSpec(
+            "csv",
+            delimiter=serde.get("separatorChar", ","),
+            quote=serde.get("quoteChar", '"'),
+            escape=serde.get("escapeChar", "\\"),
+            header=header,
+            null_text=(),
+            names=names_,
+        )
+    if lib in (LAZY_SIMPLE, "") and input_format in (TEXT_INPUT, ""):
+        delimiter = hive_byte(serde.get("field.delim", serde.get("serialization.format")))
+        return ReadSpec(
+            "csv",
+            delimiter=delimiter,
+            quote=None,
+            escape=serde.get("escape.delim") or None,
+            header=header,
+            null_text=(serde.get("serialization.null.format", "\\N"),),
+            names=names_,
+        )
+    raise JobError(
+        f"{where} is stored as {input_format or 'no input format'} with serde "
+        f"{lib or 'none'}; the job reads Parquet, ORC, delimited text, CSV and JSON tables"
+    )
+
+
+def hive_byte(text: str | None) -> str:
+    """A delimiter as LazySimpleSerDe reads it: a number is a byte value ('1' is \\x01,
+    '44' is ','), anything else its first character; \\x01 when absent."""
+    if not text:
+        return "\x01"
+    try:
+        return chr(int(text) & 0xFF)
+    except ValueError:
+        return text[0]

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
+import socket
 import sys
 from typing import Any
 
 from metastore import config
+from metastore.cli.errors import EXIT_USAGE, CliError
+
+BACKENDS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg", "psycopg2")}
+"""The databases colstats runs on, and their drivers."""
 
 
 def add_parser(commands: Any) -> None:
@@ -120,7 +126,7 @@ def configure_audit_log(path: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from metastore import db
     from metastore.access import Right
-    from metastore.cli import EXIT_USAGE, configure_logging
+    from metastore.cli import configure_logging
     from metastore.security import build as build_security
     from metastore.server import MetastoreServer
     from metastore.service import Handler
@@ -144,6 +150,8 @@ def run(args: argparse.Namespace) -> int:
     if settings.audit_log:
         configure_audit_log(settings.audit_log)
     security = build_security(settings)  # an unusable keytab or certificate: before anything
+    check_database(settings.database_url(create=False))
+    listener = listen(settings.host, settings.port)  # before the database is touched
     url = settings.database_url()
     if settings.migrate:
         db.upgrade(url)
@@ -157,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
     engine = db.create_engine(url, pool_size=min(settings.workers, 20))
     handler = Handler(db.Transactions(engine), settings)
     handler.ensure_default_database()
-    server = MetastoreServer.from_settings(handler, settings, security=security)
+    server = MetastoreServer.from_settings(handler, settings, security=security, listener=listener)
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", db.safe_url(url))
@@ -175,3 +183,42 @@ def run(args: argparse.Namespace) -> int:
     server.serve_forever()
     engine.dispose()
     return 0
+
+
+def check_database(url: str) -> None:
+    """A CliError (exit 2) for a URL of a database or driver colstats does not run on."""
+    import sqlalchemy as sa
+
+    parsed = sa.engine.make_url(url)  # a URL that does not parse: ArgumentError, exit 2
+    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
+    if driver not in BACKENDS.get(backend, ()):
+        raise CliError(
+            f"unsupported database {parsed.drivername}: colstats runs on sqlite:///PATH, "
+            "postgresql+psycopg://USER@HOST/DB or postgresql+psycopg2://USER@HOST/DB",
+            EXIT_USAGE,
+        )
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket on HOST:PORT; a CliError (exit 2) in plain words when
+    it cannot be had."""
+    where = f"{host}:{port}"
+    if not 0 <= port <= 65535:
+        raise CliError(f"cannot listen on {where}: a port is a number from 0 to 65535", EXIT_USAGE)
+    try:
+        return socket.create_server((host, port), backlog=4096)
+    except socket.gaierror:
+        raise CliError(
+            f"cannot listen on {where}: {host} is not a known host name or address (--host)",
+            EXIT_USAGE,
+        ) from None
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            why = "the port is in use (another metastore serve?); choose another with --port"
+        elif e.errno == errno.EADDRNOTAVAIL:
+            why = f"{host} is not an address of this machine (--host)"
+        elif e.errno == errno.EACCES:
+            why = "ports below 1024 need privileges; choose another with --port"
+        else:
+            why = (e.strerror or str(e)).lower()
+        raise CliError(f"cannot listen on {where}: {why}", EXIT_USAGE) from None

@@ -141,6 +141,9 @@ def run(args: argparse.Namespace) -> int:
     remote.check(job_options.uri)  # before Spark starts, which takes a while
     configure_logging("INFO")
     logging.getLogger("py4j").setLevel(logging.WARNING)
+    if not args.traceback:  # py4j logs an interrupted call to the JVM with its trace
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_without_py4j_interrupts)
     spark: SparkSession | None = None
     interrupts.install()
     try:
@@ -155,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as e:
         if spark is not None:
             _stop(spark)
+        interrupts.stop_children()  # a JVM still starting, or one that did not stop
         if isinstance(e, Interrupted):
             raise
         raise Interrupted("nothing was written: the metastore is as it was") from e
@@ -163,6 +167,10 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(analyze.summary_text(result))
     return 0
+
+
+def _without_py4j_interrupts(record: logging.LogRecord) -> bool:
+    return record.getMessage() != "KeyboardInterrupt while sending command."
 
 
 def _stop(spark: SparkSession) -> None:

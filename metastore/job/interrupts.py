@@ -16,9 +16,12 @@ their handlers and deferred() does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -112,3 +115,35 @@ def _cancel_spark() -> None:
             log.debug("cancelling Spark's jobs failed: %s", e)
 
     threading.Thread(target=cancel, name="colstats-cancel", daemon=True).start()
+
+
+def stop_children(wait_s: float = 5.0) -> None:
+    """Terminate this process's children (the JVM that pyspark started, when the interrupt
+    came while it was starting and pyspark had not yet handed it over), and wait for them
+    up to WAIT_S seconds. Linux only (it reads /proc); elsewhere, the JVM ends by itself
+    when it finds its parent gone."""
+    children = []
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as f:
+                # pid (comm) state ppid ...: comm may hold spaces and parentheses.
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == os.getpid():
+            children.append(int(entry))
+    for pid in children:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + wait_s
+    for pid in children:
+        while time.monotonic() < deadline:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if done:
+                break
+            time.sleep(0.05)

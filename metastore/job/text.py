@@ -44,9 +44,10 @@ class Text:
     unparsed: int = 0
     examples: list[str] = dataclasses.field(default_factory=list)
 
-    def bad(self, row: int, column: str, text: object, why: str) -> None:
-        """A value of ROW (1-based) that does not parse: counted, or with STRICT an error."""
-        where = f"{self.path} row {row}, column {column}"
+    def bad(self, row: int, column: str | None, text: object, why: str) -> None:
+        """A value of ROW (1-based) that does not parse (COLUMN None: the row as a whole):
+        counted, or with STRICT an error."""
+        where = f"{self.path} row {row}" + (f", column {column}" if column else "")
         if self.strict:
             raise JobError(
                 f"{where}: {text!r} {why} (correct the file, or run without --strict to read "
@@ -84,43 +85,44 @@ def _csv(
     rows = 0
 
     def on_invalid(row: Any) -> str:
+        # PyArrow's row numbers count the header line; -1 when it does not know.
         number = row.number - int(spec.header) if row.number and row.number > 0 else rows + 1
-        if found.strict:
-            found.bad(
-                number,
-                "(all)",
-                row.text,
-                f"has {row.actual_columns} fields, not {row.expected_columns}",
-            )
         odd.append((number, row.text))
-        return "skip"
+        return "error" if found.strict else "skip"
 
-    reader = csv.open_csv(
-        f,
-        read_options=csv.ReadOptions(
-            block_size=TEXT_BLOCK_BYTES, column_names=list(spec.names), skip_rows=int(spec.header)
-        ),
-        parse_options=csv.ParseOptions(
-            delimiter=spec.delimiter,
-            quote_char=spec.quote or False,
-            escape_char=spec.escape or False,
-            newlines_in_values=False,
-            invalid_row_handler=on_invalid,
-        ),
-        convert_options=csv.ConvertOptions(
-            column_types={c.name: pa.string() for c in readable},
-            include_columns=[c.name for c in readable],
-            include_missing_columns=True,
-            null_values=list(spec.null_text),
-            strings_can_be_null=True,
-        ),
-    )
-    for batch in reader:
-        yield _typed(batch, rows, spec, readable, types, found)
-        rows += batch.num_rows
-        if odd:
-            yield _odd_rows(odd, spec, readable, types, found)
-            odd.clear()
+    try:
+        reader = csv.open_csv(
+            f,
+            read_options=csv.ReadOptions(
+                block_size=TEXT_BLOCK_BYTES,
+                column_names=list(spec.names),
+                skip_rows=int(spec.header),
+            ),
+            parse_options=csv.ParseOptions(
+                delimiter=spec.delimiter,
+                quote_char=spec.quote or False,
+                escape_char=spec.escape or False,
+                newlines_in_values=False,
+                invalid_row_handler=on_invalid,
+            ),
+            convert_options=csv.ConvertOptions(
+                column_types={c.name: pa.string() for c in readable},
+                include_columns=[c.name for c in readable],
+                include_missing_columns=True,
+                null_values=list(spec.null_text),
+                strings_can_be_null=True,
+            ),
+        )
+        for batch in reader:
+            yield _typed(batch, rows, spec, readable, types, found)
+            rows += batch.num_rows
+            if odd:
+                yield _odd_rows(odd, spec, readable, types, found)
+                odd.clear()
+    except pa.ArrowInvalid:
+        if odd:  # strict: the row the handler refused
+            _odd_rows(odd, spec, readable, types, found)
+        raise
 
 
 def _odd_rows(
@@ -145,7 +147,7 @@ def _odd_rows(
             [],
         )
         if len(fields) != len(spec.names):
-            found.bad(number, "(all)", line, f"has {len(fields)} fields, not {len(spec.names)}")
+            found.bad(number, None, line, f"has {len(fields)} fields, not {len(spec.names)}")
         for column in readable:
             index = positions[column.name.lower()]
             text = fields[index] if index < len(fields) else None
@@ -289,7 +291,7 @@ def _json_lines(
         except ValueError:
             record = None
         if not isinstance(record, dict):
-            found.bad(row, "(all)", raw[:80], "is not a JSON object")
+            found.bad(row, None, raw[:80], "is not a JSON object")
             record = {}
         lowered = {str(k).lower(): v for k, v in record.items()}
         for column in readable:

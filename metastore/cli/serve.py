@@ -6,7 +6,6 @@ import argparse
 import errno
 import logging
 import socket
-import sys
 from typing import Any
 
 from metastore import config
@@ -152,20 +151,25 @@ def run(args: argparse.Namespace) -> int:
     security = build_security(settings)  # an unusable keytab or certificate: before anything
     check_database(settings.database_url(create=False))
     listener = listen(settings.host, settings.port)  # before the database is touched
-    url = settings.database_url()
-    if settings.migrate:
-        db.upgrade(url)
-    elif db.current_revision(url) != db.head_revision():
-        print(
-            f"the schema of {db.safe_url(url)} is not at the newest revision; run "
-            f"`metastore db upgrade --db URL` or start without --no-migrate",
-            file=sys.stderr,
+    try:
+        url = settings.database_url()
+        if settings.migrate:
+            db.upgrade(url)
+        elif db.current_revision(url) != db.head_revision():
+            raise CliError(
+                f"the schema of {db.safe_url(url)} is not at the newest revision; run "
+                f"`metastore db upgrade --db URL` or start without --no-migrate",
+                EXIT_USAGE,
+            )
+        engine = db.create_engine(url, pool_size=min(settings.workers, 20))
+        handler = Handler(db.Transactions(engine), settings)
+        handler.ensure_default_database()
+        server = MetastoreServer.from_settings(
+            handler, settings, security=security, listener=listener
         )
-        return EXIT_USAGE
-    engine = db.create_engine(url, pool_size=min(settings.workers, 20))
-    handler = Handler(db.Transactions(engine), settings)
-    handler.ensure_default_database()
-    server = MetastoreServer.from_settings(handler, settings, security=security, listener=listener)
+    except BaseException:
+        listener.close()
+        raise
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     log.info("database %s", db.safe_url(url))

@@ -144,23 +144,34 @@ class Reporter:
     port: int
     token: bytes
 
-    def sender(self) -> Callable[[int, float], None]:
-        """A function (split index, fraction read) that sends at most every REPORT_EVERY
-        seconds, and always a split's end (fraction 1); it never fails the task."""
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_DGRAM)
-        last = [0.0]
+    def sender(self) -> Sender:
+        return Sender(self)
 
-        def send(index: int, fraction: float) -> None:
-            now = time.monotonic()
-            if fraction < 1.0 and now - last[0] < REPORT_EVERY:
-                return
-            last[0] = now
-            # Unreachable this way (a firewall, another network): the accumulator counts.
-            with contextlib.suppress(OSError):
-                sock.sendto(_DATAGRAM.pack(self.token, index, fraction), (self.host, self.port))
 
-        return send
+class Sender:
+    """A task's end of the channel: send(split index, fraction read) sends at most every
+    REPORT_EVERY seconds, and always a split's end (fraction 1); it never fails the task."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+        family = socket.AF_INET6 if ":" in reporter.host else socket.AF_INET
+        self.socket = socket.socket(family, socket.SOCK_DGRAM)
+        self.last = 0.0
+
+    def __call__(self, index: int, fraction: float) -> None:
+        now = time.monotonic()
+        if fraction < 1.0 and now - self.last < REPORT_EVERY:
+            return
+        self.last = now
+        reporter = self.reporter
+        # Unreachable this way (a firewall, another network): the accumulator counts.
+        with contextlib.suppress(OSError):
+            self.socket.sendto(
+                _DATAGRAM.pack(reporter.token, index, fraction), (reporter.host, reporter.port)
+            )
+
+    def close(self) -> None:
+        self.socket.close()
 
 
 class Channel:

@@ -33,7 +33,7 @@ from metastore.job import skew
 from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
 from metastore.job.files import Pieces, ReadSpec, Split, read_split
-from metastore.job.progress import Reporter
+from metastore.job.progress import Reporter, Sender
 from metastore.job.source import Column, Plan
 
 if TYPE_CHECKING:
@@ -173,6 +173,18 @@ def _file_task(
     def run(splits: Iterable[Split]) -> Iterator[tuple[str, Partial]]:
         partials: dict[str, Partial] = {}
         send = reporter.sender() if reporter is not None else None
+        try:
+            _read_splits(splits, partials, send)
+        finally:
+            if send is not None:
+                send.close()
+        for name, partial in partials.items():
+            if partial.rows:  # as Spark, a partition of empty files has no rows to show
+                yield name, partial
+
+    def _read_splits(
+        splits: Iterable[Split], partials: dict[str, Partial], send: Sender | None
+    ) -> None:
         for split in splits:
             partial = partials.setdefault(split.partition, Partial())
             pieces = Pieces()
@@ -199,9 +211,6 @@ def _file_task(
                 partial.bytes += split.size
             if progress is not None:
                 progress.add((split.size if split.counts_file else 0, split.share))
-        for name, partial in partials.items():
-            if partial.rows:  # as Spark, a partition of empty files has no rows to show
-                yield name, partial
 
     return run
 

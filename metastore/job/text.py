@@ -147,7 +147,9 @@ def _odd_rows(
             [],
         )
         if len(fields) != len(spec.names):
-            found.bad(number, None, line, f"has {len(fields)} fields, not {len(spec.names)}")
+            found.bad(
+                number, None, line, f"has {len(fields)} field(s), the table {len(spec.names)}"
+            )
         for column in readable:
             index = positions[column.name.lower()]
             text = fields[index] if index < len(fields) else None
@@ -203,7 +205,7 @@ def _converted(
             numbers[index],
             column.name,
             array[index].as_py(),
-            f"is not a {column.hive_type}",
+            f"does not parse as {column.hive_type}",
         )
     bad = set(failing)
     mask = pa.array([i in bad for i in range(len(array))])

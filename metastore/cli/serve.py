@@ -210,12 +210,14 @@ def listen(host: str, port: int) -> socket.socket:
     if not 0 <= port <= 65535:
         raise CliError(f"cannot listen on {where}: a port is a number from 0 to 65535", EXIT_USAGE)
     try:
-        return socket.create_server((host, port), backlog=4096)
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror:
         raise CliError(
             f"cannot listen on {where}: {host} is not a known host name or address (--host)",
             EXIT_USAGE,
         ) from None
+    try:
+        return socket.create_server((host, port), backlog=4096)
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
             why = "the port is in use (another metastore serve?); choose another with --port"

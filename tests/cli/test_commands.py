@@ -188,8 +188,9 @@ def _closed_port() -> int:
             "name or address (--host)",
         ),
         (
-            ("--host", "192.0.2.123", "--port", "0"),
-            "cannot listen on 192.0.2.123:0: 192.0.2.123 is not an address of this machine",
+            ("--host", "203.0.113.77", "--port", "0"),  # TEST-NET-3: nobody's address
+            "cannot listen on 203.0.113.77:0: 203.0.113.77 is not an address of this machine "
+            "(--host)",
         ),
     ],
 )

@@ -228,8 +228,11 @@ def _explained(
         return Interrupted(state)
     if isinstance(error, JobError):
         return type(error)(f"{error}; {state}")
-    if done:
-        log.error("the run failed: %s", state)
+    if isinstance(error, Exception):  # the metastore refused, or could not be reached
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return JobError(
+            f"writing to the metastore failed ({type(error).__name__}: {first}); {state}"
+        )
     return error
 
 

@@ -341,8 +341,9 @@ def unreadable(path: str, spec: ReadSpec) -> Iterator[None]:
         yield
     except (pa.ArrowException, OSError) as e:
         raise JobError(
-            f"cannot read {path} as {spec.format}: {e} (do the files match --format?)"
-        ) from None
+            f"cannot read {path} as {spec.format}: {e} (a damaged file, or one of another "
+            "format: replace it or move it out of the table's folder)"
+        ) from e
 
 
 # ------------------------------------------------------------------------------------------

@@ -125,10 +125,12 @@ class Unparsed:
         values = f"{self.values:,} value{'s' if self.values != 1 else ''}"
         files = f"{self.files:,} file{'s' if self.files != 1 else ''}"
         example = f" (e.g. {self.examples[0]})" if self.examples else ""
-        return (
-            f"{values} in {files} did not parse as their type and were read as NULL{example}; "
-            "--strict fails on such a value instead"
+        verb = (
+            "did not parse as its type and was"
+            if self.values == 1
+            else ("did not parse as their type and were")
         )
+        return f"{values} in {files} {verb} read as NULL{example}; --strict fails on them instead"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,15 +2,18 @@
 run: while the JVM starts, while the data is scanned, while the statistics are written. It
 stops within seconds with one line and exit code 130, and leaves the metastore as it was,
 or with whole partitions only (each registered with its basic and column statistics) and
-the table level untouched."""
+the table level untouched. The same for a metastore lost in the middle of the writes."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +26,7 @@ from conftest import RunningServer, connect
 
 from hive_metastore_thrift import ttypes as t
 from metastore import db, sample_data
-from metastore.cli import EXIT_INTERRUPTED
+from metastore.cli import EXIT_FAILED, EXIT_INTERRUPTED
 from metastore.config import Settings
 
 pytestmark = pytest.mark.spark
@@ -176,3 +179,98 @@ def test_ctrl_c_during_the_writes(server: RunningServer, many: Path) -> None:
     finally:
         transport.close()
     assert "numRows" not in table(server, "sig3", "t").parameters
+
+
+class CuttingProxy:
+    """A TCP proxy to SERVER that cuts the connection carrying the CUT-th
+    set_aggr_stats_for call and refuses the next REFUSED connections (the job's client
+    retries three times), then forwards again: a metastore lost in the middle of the writes
+    that comes back for the job's undo."""
+
+    def __init__(self, server: RunningServer, cut: int, refused: int = 3) -> None:
+        self.target = ("127.0.0.1", server.port)
+        self.cut, self.refused, self.seen = cut, refused, 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            with self.lock:
+                refuse = self.seen >= self.cut and self.refused > 0
+                if refuse:
+                    self.refused -= 1
+            if refuse:
+                conn.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            threading.Thread(target=self._pipe, args=(conn, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, conn, False), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, requests: bool) -> None:
+        tail = b""
+        try:
+            while data := source.recv(65536):
+                if requests:
+                    window = tail + data
+                    with self.lock:
+                        self.seen += window.count(b"set_aggr_stats_for")
+                        cut = self.seen == self.cut and self.refused > 0
+                    tail = data[-32:]
+                    if cut:
+                        break
+                sink.sendall(data)
+        except OSError:
+            pass
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+            sock.close()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_a_metastore_lost_during_the_writes(server: RunningServer, many: Path) -> None:
+    """The batch whose write failed is undone; those before it stay whole; the line says
+    how many were written; the table level is untouched."""
+    proxy = CuttingProxy(server, cut=3)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "metastore.cli", "analyze", "lost.t", "--path", str(many),
+             "--batch-size", "50", "--uri", f"thrift://127.0.0.1:{proxy.port}"],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600, check=False,
+            env={**os.environ, "PYSPARK_PYTHON": sys.executable},
+        )  # fmt: skip
+    finally:
+        proxy.close()
+    assert done.returncode == EXIT_FAILED, done.stderr
+    (error,) = error_lines(done.stderr)
+    assert error.startswith(
+        "metastore analyze: error: writing to the metastore failed (TTransportException: "
+    )
+    assert error.endswith(
+        "; 100 of 240 partition(s) were written before it stopped (their names are logged); "
+        "the others and the table level are as they were"
+    )
+    stored = partitions(server, "lost", "t")
+    assert len(stored) == 100 and all(p.parameters["numRows"] == "5" for p in stored)
+    client, transport = connect(server.port)
+    try:
+        stats = client.get_partitions_statistics_req(
+            t.PartitionsStatsRequest(
+                dbName="lost",
+                tblName="t",
+                colNames=["a", "b"],
+                partNames=[f"ds={p.values[0]}" for p in stored],
+            )
+        ).partStats
+        assert len(stats) == 100 and all(len(objs) == 2 for objs in stats.values())
+    finally:
+        transport.close()
+    assert "numRows" not in table(server, "lost", "t").parameters

@@ -140,10 +140,12 @@ def run(args: argparse.Namespace) -> int:
     _check_local_path(job_options.path)
     remote.check(job_options.uri)  # before Spark starts, which takes a while
     configure_logging("INFO")
-    logging.getLogger("py4j").setLevel(logging.WARNING)
-    if not args.traceback:  # py4j logs an interrupted call to the JVM with its trace
+    if args.traceback:
+        logging.getLogger("py4j").setLevel(logging.WARNING)
+    else:
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
         for handler in logging.getLogger().handlers:
-            handler.addFilter(_without_py4j_interrupts)
+            handler.addFilter(_without_py4j)
     spark: SparkSession | None = None
     interrupts.install()
     try:
@@ -161,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
         interrupts.stop_children()  # a JVM still starting, or one that did not stop
         if isinstance(e, Interrupted):
             raise
-        raise Interrupted("nothing was written: the metastore is as it was") from e
+        raise Interrupted(analyze.NOTHING_WRITTEN) from e
     finally:
         interrupts.uninstall()
     print()
@@ -169,13 +171,22 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _without_py4j_interrupts(record: logging.LogRecord) -> bool:
-    return record.getMessage() != "KeyboardInterrupt while sending command."
+def _without_py4j(record: logging.LogRecord) -> bool:
+    """py4j logs some failures of its calls on the root logger, with their traces (an
+    interrupted call, the JVM gone after an interrupt): the job reports what failed."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
 
 
 def _stop(spark: SparkSession) -> None:
-    """Stop SPARK, waiting STOP_SECONDS at most."""
-    stopper = threading.Thread(target=spark.stop, name="colstats-stop", daemon=True)
+    """Stop SPARK, waiting STOP_SECONDS at most (its JVM may be gone already)."""
+
+    def stop() -> None:
+        try:
+            spark.stop()
+        except Exception as e:
+            logging.getLogger("metastore.job").debug("stopping Spark: %s", e)
+
+    stopper = threading.Thread(target=stop, name="colstats-stop", daemon=True)
     stopper.start()
     stopper.join(STOP_SECONDS)
 

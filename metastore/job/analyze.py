@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("metastore.job")
 _Item = TypeVar("_Item")
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+NOTHING_WRITTEN = "nothing was written: the metastore is as it was"
 
 
 @dataclass
@@ -145,7 +146,10 @@ def run(
         locations = catalog.locations
         parameters: dict[str, str] = {}
     else:
-        progress, merged = _scan_files(spark, source, plan, skewed, options)
+        try:
+            progress, merged = _scan_files(spark, source, plan, skewed, options)
+        except JobError as e:  # a file the scan could not read
+            raise type(e)(f"{e}; {NOTHING_WRITTEN}") from e
         total = len(source.listing.files)
         fmt = prepared.register_format
         storage = (
@@ -223,7 +227,7 @@ def _explained(
             "logged); the others and the table level are as they were"
         )
     else:
-        state = "nothing was written: the metastore is as it was"
+        state = NOTHING_WRITTEN
     if isinstance(error, KeyboardInterrupt):
         return Interrupted(state)
     if isinstance(error, JobError):
@@ -521,9 +525,8 @@ SESSION_SETTINGS: dict[str, bool | float | int | str | None] = {  # as builder.c
 
 
 QUIET_LOGGING = os.path.join(os.path.dirname(__file__), "log4j2-quiet.properties")
-"""Spark's log for `metastore analyze` without --traceback: errors only, without traces,
-and nothing from the task scheduler and executors, whose failures the job reports itself in
-one line."""
+"""Spark's log for `metastore analyze` without --traceback: none (the job reports what
+fails in one line)."""
 
 
 def spark_session(
@@ -535,7 +538,7 @@ def spark_session(
     (Hive support, spark.hadoop.hive.metastore.uris) unless Spark's configuration names a
     catalog or a metastore of its own (spark.sql.catalogImplementation,
     spark.hadoop.hive.metastore.uris, or a hive-site.xml that sets hive.metastore.uris).
-    QUIET: Spark logs errors only, without traces (see QUIET_LOGGING)."""
+    QUIET: Spark logs nothing (see QUIET_LOGGING)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 

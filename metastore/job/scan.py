@@ -324,7 +324,8 @@ class Merged:
             with task_errors():
                 yield from self.partitions.toLocalIterator(prefetchPartitions=True)
         finally:
-            self.partitions.unpersist()
+            with contextlib.suppress(Exception):  # Spark may be stopped already (interrupted)
+                self.partitions.unpersist()
 
 
 @contextlib.contextmanager

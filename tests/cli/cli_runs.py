@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -52,12 +53,17 @@ def metastore(*argv: str, env: dict[str, str] | None = None, timeout: float = 60
     )
 
 
+LOGGED = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d+ (INFO|WARNING) ")
+"""The job's log of its progress (and of the retries of its client)."""
+
+
 def error_lines(stderr: str) -> list[str]:
-    """The lines of STDERR that are not the job's log nor the JVM's own start-up notice."""
+    """The lines of STDERR that are not the job's log of its progress nor the JVM's own
+    start-up notice."""
     return [
         line
         for line in stderr.splitlines()
-        if " INFO " not in line and not line.startswith("WARNING: Using incubator modules")
+        if not LOGGED.match(line) and not line.startswith("WARNING: Using incubator modules")
     ]
 
 

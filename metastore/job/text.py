@@ -85,9 +85,8 @@ def _csv(
     rows = 0
 
     def on_invalid(row: Any) -> str:
-        # PyArrow's row numbers count the header line; -1 when it does not know.
-        number = row.number - int(spec.header) if row.number and row.number > 0 else rows + 1
-        odd.append((number, row.text))
+        # PyArrow does not say where the row is: its line is found when it is shown.
+        odd.append((row.number or 0, row.text))
         return "error" if found.strict else "skip"
 
     try:
@@ -117,15 +116,16 @@ def _csv(
             yield _typed(batch, rows, spec, readable, types, found)
             rows += batch.num_rows
             if odd:
-                yield _odd_rows(odd, spec, readable, types, found)
+                yield _odd_rows(f, odd, spec, readable, types, found)
                 odd.clear()
     except pa.ArrowInvalid:
         if odd:  # strict: the row the handler refused
-            _odd_rows(odd, spec, readable, types, found)
+            _odd_rows(f, odd, spec, readable, types, found)
         raise
 
 
 def _odd_rows(
+    f: Any,
     odd: list[tuple[int, str]],
     spec: ReadSpec,
     readable: Sequence[Column],
@@ -135,7 +135,11 @@ def _odd_rows(
     """Rows of more or fewer fields than the columns: those there are, NULL for the rest."""
     values: dict[str, list[str | None]] = {c.name: [] for c in readable}
     positions = {name.lower(): i for i, name in enumerate(spec.names)}
-    for number, line in odd:
+    room = 1 if found.strict else max(EXAMPLES - len(found.examples), 0)
+    numbers = [
+        line_of(f, line, int(spec.header)) if i < room else 0 for i, (_, line) in enumerate(odd)
+    ]
+    for number, (_, line) in zip(numbers, odd, strict=True):
         fields = next(
             pycsv.reader(
                 [line],
@@ -158,10 +162,25 @@ def _odd_rows(
         values, schema=pa.schema([(c.name, pa.string()) for c in readable])
     )
     arrays = [
-        _converted(strings.column(c.name), types[c.name], spec, c, found, [n for n, _ in odd])
-        for c in readable
+        _converted(strings.column(c.name), types[c.name], spec, c, found, numbers) for c in readable
     ]
     return pa.RecordBatch.from_arrays(arrays, names=[c.name for c in readable])
+
+
+def line_of(f: Any, text: str, header: int) -> int:
+    """The data row (the line, after HEADER lines) of the first line of the file F that is
+    TEXT; read with read_at, so that the reader's position does not move (0: not found)."""
+    wanted = text.encode("utf-8")
+    offset, number, rest = 0, 0, b""
+    while chunk := f.read_at(1 << 20, offset):
+        offset += len(chunk)
+        lines = (rest + chunk).split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            number += 1
+            if line.rstrip(b"\r") == wanted and number > header:
+                return number - header
+    return number + 1 - header if rest.rstrip(b"\r") == wanted else 0
 
 
 def _typed(

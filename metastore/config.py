@@ -174,11 +174,14 @@ class Settings:
         except ValueError as e:
             raise SettingsError(f"group_mapping: {e}") from None
 
-    def database_url(self) -> str:
+    def database_url(self, *, create: bool = True) -> str:
+        """The database's URL; the embedded default's folder is made unless CREATE is false
+        (for commands that only read)."""
         if self.db:
             return self.db
         data_dir = default_data_dir()
-        data_dir.mkdir(parents=True, exist_ok=True)
+        if create:
+            data_dir.mkdir(parents=True, exist_ok=True)
         return f"sqlite:///{data_dir / 'metastore.db'}"
 
     def warehouse_root(self) -> str:

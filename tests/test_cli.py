@@ -28,9 +28,11 @@ def test_help_lists_the_commands(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "analyze", "db.t")
+    code, _, err = run(capsys, "analyze")
     assert code == EXIT_USAGE
-    assert "the following arguments are required: --uri" in err
+    assert "the following arguments are required: table" in err
+    code, _, err = run(capsys, "analyze", "db.t", "--format", "avro")
+    assert code == EXIT_USAGE and "invalid choice: 'avro'" in err
     code, _, err = run(capsys, "nonsense")
     assert code == EXIT_USAGE and "invalid choice" in err
 
@@ -38,7 +40,12 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
 def test_db_upgrade_current_and_history(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'm.db'}"
     code, out, _ = run(capsys, "db", "current", "--db", url)
-    assert code == EXIT_OK and "revision (empty), behind the newest revision" in out
+    assert code == EXIT_OK and "no database file yet (`metastore db upgrade` creates it)" in out
+    code, out, _ = run(capsys, "db", "history", "--db", url)
+    assert code == EXIT_OK and "initial schema" in out
+    code, out, _ = run(capsys, "db", "check", "--db", url)
+    assert code == EXIT_FAILED and "no database file; run `metastore db upgrade`" in out
+    assert not (tmp_path / "m.db").exists()  # the read-only commands created nothing
     code, out, _ = run(capsys, "db", "upgrade", "--db", url)
     assert code == EXIT_OK and f"is at revision {migrate.head_revision()}" in out
     code, out, _ = run(capsys, "db", "current", "--db", url)
@@ -84,10 +91,15 @@ def test_unusable_security_settings_stop_serve_before_the_database_is_touched(
     assert not (tmp_path / "m.db").exists()
 
 
+SERVE_ON_A_FREE_PORT = ("serve", "--host", "127.0.0.1", "--port", "0")
+
+
 def test_serve_refuses_an_old_schema_without_migrating(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, _, err = run(capsys, "serve", "--no-migrate", "--db", f"sqlite:///{tmp_path / 'm.db'}")
+    code, _, err = run(
+        capsys, *SERVE_ON_A_FREE_PORT, "--no-migrate", "--db", f"sqlite:///{tmp_path / 'm.db'}"
+    )
     assert code == EXIT_USAGE and "is not at the newest revision" in err
 
 
@@ -104,12 +116,17 @@ def test_serve_refuses_an_old_schema_without_migrating(
             "'ds' is not key=value",
         ),
         (("analyze", "d.t", "--uri", "thrift://h:1", "--path", "/p", "--batch-size", "0"), "1"),
+        (
+            ("analyze", "d.t", "--uri", "thrift://h:1", "--spark-table", "s.t", "--format", "orc"),
+            "--format applies to files",
+        ),
+        (("analyze", "d.t", "--uri", "thrift://h:1", "--schema", "a INT"), "--schema applies"),
     ],
 )
-def test_job_errors_are_one_line_and_exit_1_before_spark_starts(
+def test_bad_job_options_are_one_line_and_exit_2_before_spark_starts(
     capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
 ) -> None:
     code, out, err = run(capsys, *argv)
-    assert code == EXIT_FAILED
+    assert code == EXIT_USAGE
     assert err.startswith("metastore analyze: error: ") and message in err
     assert err.count("\n") == 1 and out == ""

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
-from typing import Any
+import threading
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
+from metastore.cli import remote
 from metastore.cli.errors import CliError
 from metastore.job.options import DEFAULT_BATCH, DEFAULT_SHARE, FORMATS, AnalyzeOptions
 from metastore.vocabulary import DEFAULT_ENGINE
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+STOP_SECONDS = 10.0
+"""After an interrupt, how long Spark may take to stop before the command exits anyway
+(the JVM ends when its Python parent is gone)."""
 
 
 def add_parser(commands: Any) -> None:
@@ -25,7 +35,11 @@ def add_parser(commands: Any) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", help="DB.TABLE in the metastore (created when missing)")
-    parser.add_argument("--uri", required=True, help="metastore URI, thrift://HOST:PORT")
+    parser.add_argument(
+        "--uri",
+        default=remote.default_uri(),
+        help=f"metastore URI (default $METASTORE_URI or {remote.DEFAULT_URI})",
+    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--path",
@@ -35,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--spark-table", help="a table of the Spark catalog")
     parser.add_argument(
         "--format",
-        default="parquet",
         choices=FORMATS,
-        help="with --path: the files' format (default parquet)",
+        help="with --path: the files' format (default parquet); without it, the format of a "
+        "table registered without one",
     )
     parser.add_argument(
         "--schema",
@@ -77,6 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="store the skewed values of these columns as the table's SkewedInfo",
     )
     parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="csv and json: fail on a value that does not parse as its column's type "
+        "(default: read it as NULL and count it)",
+    )
+    parser.add_argument(
         "--batch-size",
         type=int,
         default=DEFAULT_BATCH,
@@ -100,6 +120,7 @@ def options(args: argparse.Namespace) -> AnalyzeOptions:
         batch_size=args.batch_size,
         skew=args.skew,
         record_skew=_names(args.record_skew),
+        strict=args.strict,
     )
 
 
@@ -108,17 +129,66 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metastore.cli import configure_logging, remote
-    from metastore.job import analyze
+    """Check everything that needs no scan, then start Spark, scan and write; Ctrl-C and
+    SIGTERM stop it at any moment (metastore.job.interrupts)."""
+    from metastore.cli import configure_logging
+    from metastore.job import analyze, interrupts
+    from metastore.job.errors import Interrupted
+    from metastore.job.prepare import prepare
 
     job_options = options(args)
     _check_local_path(job_options.path)
     remote.check(job_options.uri)  # before Spark starts, which takes a while
     configure_logging("INFO")
-    result = analyze.run(analyze.spark_session(), job_options)
+    if args.traceback:
+        logging.getLogger("py4j").setLevel(logging.WARNING)
+    else:
+        logging.getLogger("py4j").setLevel(logging.CRITICAL)
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_without_py4j)
+    spark: SparkSession | None = None
+    interrupts.install()
+    try:
+        prepared = prepare(job_options)
+        spark = analyze.spark_session(
+            job_options.uri,
+            hive_catalog=job_options.spark_table is not None,
+            quiet=not args.traceback,
+        )
+        interrupts.watch_spark(spark.sparkContext)
+        result = analyze.run(spark, job_options, prepared)
+    except KeyboardInterrupt as e:
+        if spark is not None:
+            _stop(spark)
+        interrupts.stop_children()  # a JVM still starting, or one that did not stop
+        if isinstance(e, Interrupted):
+            raise
+        raise Interrupted(analyze.NOTHING_WRITTEN) from e
+    finally:
+        interrupts.uninstall()
     print()
     print(analyze.summary_text(result))
     return 0
+
+
+def _without_py4j(record: logging.LogRecord) -> bool:
+    """py4j logs some failures of its calls on the root logger, with their traces (an
+    interrupted call, the JVM gone after an interrupt): the job reports what failed."""
+    return f"{os.sep}py4j{os.sep}" not in record.pathname
+
+
+def _stop(spark: SparkSession) -> None:
+    """Stop SPARK, waiting STOP_SECONDS at most (its JVM may be gone already)."""
+
+    def stop() -> None:
+        try:
+            spark.stop()
+        except Exception as e:
+            logging.getLogger("metastore.job").debug("stopping Spark: %s", e)
+
+    stopper = threading.Thread(target=stop, name="colstats-stop", daemon=True)
+    stopper.start()
+    stopper.join(STOP_SECONDS)
 
 
 def _check_local_path(path: str | None) -> None:

@@ -1,12 +1,19 @@
-"""`metastore db upgrade|downgrade|current|history|check`: the database schema."""
+"""`metastore db upgrade|downgrade|current|history|check`: the database schema.
+
+`current`, `history` and `check` only read: on a SQLite file that does not exist they say so
+and create nothing. `downgrade --revision base` drops every table, so it asks first (or
+takes --yes); without a terminal to ask on, it refuses.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 from typing import Any
 
 from metastore import config
-from metastore.cli.errors import EXIT_FAILED, EXIT_OK
+from metastore.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError
 
 
 def add_parser(commands: Any) -> None:
@@ -23,6 +30,9 @@ def add_parser(commands: Any) -> None:
         required=True,
         help="target revision: an id, -1 for the previous one, base for an empty database",
     )
+    downgrade.add_argument(
+        "--yes", action="store_true", help="with --revision base: drop everything without asking"
+    )
     downgrade.set_defaults(run=_downgrade)
     current = db_commands.add_parser("current", help="show the schema revision")
     current.set_defaults(run=_current)
@@ -36,8 +46,19 @@ def add_parser(commands: Any) -> None:
         sub.add_argument("--db", help="SQLAlchemy URL (default: the embedded SQLite file)")
 
 
-def _url(args: argparse.Namespace) -> str:
-    return config.load(args.config, db=args.db).database_url()
+def _url(args: argparse.Namespace, *, create: bool = True) -> str:
+    return config.load(args.config, db=args.db).database_url(create=create)
+
+
+def _missing_file(url: str) -> Path | None:
+    """The SQLite file of URL when it does not exist (reading would create it)."""
+    import sqlalchemy as sa
+
+    parsed = sa.engine.make_url(url)
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    path = Path(parsed.database)
+    return None if path.exists() else path
 
 
 def _upgrade(args: argparse.Namespace) -> int:
@@ -46,8 +67,9 @@ def _upgrade(args: argparse.Namespace) -> int:
 
     configure_logging("INFO")  # Alembic logs a line per revision it runs
     url = _url(args)
+    where = transactions.safe_url(url)
     migrate.upgrade(url, args.revision)
-    print(f"{transactions.safe_url(url)} is at revision {migrate.current_revision(url)}")
+    print(f"{where} is at revision {migrate.current_revision(url)}")
     return EXIT_OK
 
 
@@ -55,22 +77,44 @@ def _downgrade(args: argparse.Namespace) -> int:
     from metastore.cli import configure_logging
     from metastore.store import migrate, transactions
 
+    url = _url(args, create=False)
+    where = transactions.safe_url(url)
+    missing = _missing_file(url)
+    if missing is not None:
+        raise CliError(f"no database at {missing}: there is nothing to downgrade")
+    if args.revision == "base" and not args.yes:
+        _confirm_dropping_everything(transactions.safe_url(url))
     configure_logging("INFO")
-    url = _url(args)
     migrate.downgrade(url, args.revision)
-    print(
-        f"{transactions.safe_url(url)} is at revision {migrate.current_revision(url) or '(empty)'}"
-    )
+    print(f"{where} is at revision {migrate.current_revision(url) or '(empty)'}")
     return EXIT_OK
+
+
+def _confirm_dropping_everything(where: str) -> None:
+    """Ask on the terminal before a downgrade to base; without one, refuse (exit 2)."""
+    if not sys.stdin.isatty():
+        raise CliError(
+            f"--revision base drops every table of {where} with all its data; add --yes to do "
+            "it without a terminal to confirm on",
+            EXIT_USAGE,
+        )
+    answer = input(f"--revision base drops every table of {where} with all its data. Go on? [y/N] ")
+    if answer.strip().lower() not in ("y", "yes"):
+        raise CliError("nothing was changed", EXIT_FAILED)
 
 
 def _current(args: argparse.Namespace) -> int:
     from metastore.store import migrate, transactions
 
-    url = _url(args)
+    url = _url(args, create=False)
+    where = transactions.safe_url(url)
+    missing = _missing_file(url)
+    if missing is not None:
+        print(f"{where}: no database file yet (`metastore db upgrade` creates it)")
+        return EXIT_OK
     current, head = migrate.current_revision(url), migrate.head_revision()
     state = "up to date" if current == head else f"behind the newest revision {head}"
-    print(f"{transactions.safe_url(url)}: revision {current or '(empty)'}, {state}")
+    print(f"{where}: revision {current or '(empty)'}, {state}")
     return EXIT_OK
 
 
@@ -79,30 +123,35 @@ def _history(args: argparse.Namespace) -> int:
 
     from metastore.store import migrate
 
-    command.history(migrate.alembic_config(_url(args)))
+    command.history(migrate.alembic_config(_url(args, create=False)))  # reads the revisions only
     return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
     from metastore.store import migrate, transactions
 
-    url = _url(args)
+    url = _url(args, create=False)
+    where = transactions.safe_url(url)
+    missing = _missing_file(url)
+    if missing is not None:
+        print(f"{where}: no database file; run `metastore db upgrade` to create it")
+        return EXIT_FAILED
     differences = migrate.schema_differences(url)
     current, head = migrate.current_revision(url), migrate.head_revision()
     if not differences and current == head:
-        print(f"{transactions.safe_url(url)}: the schema matches the models")
+        print(f"{where}: the schema matches the models")
         return EXIT_OK
     if differences:
         print(
-            f"{transactions.safe_url(url)}: the schema differs from the models in "
-            f"{len(differences)} place(s) (revision {current or '(empty)'}; the newest is {head}):"
+            f"{where}: the schema differs from the models in {len(differences)} "
+            f"place(s) (revision {current or '(empty)'}; the newest is {head}):"
         )
         for difference in differences:
             print(f"  {difference}")
     else:
         # A revision may change nothing on one backend (0004 on SQLite), not on the others.
         print(
-            f"{transactions.safe_url(url)}: the schema matches the models, but its revision is "
+            f"{where}: the schema matches the models, but its revision is "
             f"{current or '(empty)'}, not the newest ({head})"
         )
     if current != head:

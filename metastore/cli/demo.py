@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import tempfile
 import threading
 import time
@@ -36,7 +37,10 @@ def add_parser(commands: Any) -> None:
         "sample table, compute its statistics with Spark and describe them; then clean up.",
     )
     parser.add_argument(
-        "--uri", help="use this metastore instead of starting one, thrift://HOST:PORT"
+        "--uri",
+        default=os.environ.get("METASTORE_URI"),
+        help="use this metastore instead of starting one, thrift://HOST:PORT (default "
+        "$METASTORE_URI; unset, a metastore of its own)",
     )
     parser.add_argument(
         "--data",

@@ -108,7 +108,7 @@ def fetch(
 ) -> Description:
     """What the metastore behind CLIENT holds; CliError naming what does not exist."""
     db, name = names.identifier(db_name), names.identifier(table_name)
-    table = _table(client, db, name)
+    table = find_table(client, db, name)
     columns = [(c.name, c.type) for c in (table.sd.cols if table.sd else [])]
     keys = [(k.name, k.type) for k in table.partitionKeys or []]
     if column is not None:
@@ -152,7 +152,7 @@ def fetch(
     return description
 
 
-def _table(client: MetastoreClient, db: str, name: str) -> t.Table:
+def find_table(client: MetastoreClient, db: str, name: str) -> t.Table:
     try:
         table: t.Table = client.call("get_table", db, name)
     except t.NoSuchObjectException as e:
@@ -160,15 +160,15 @@ def _table(client: MetastoreClient, db: str, name: str) -> t.Table:
             client.call("get_database", db)
         except t.NoSuchObjectException:
             databases = client.call("get_all_databases")
-            raise CliError(f"no database {db} in {client.uri}; it has {_listing(databases)}") from e
+            raise CliError(f"no database {db} in {client.uri}; it has {listing(databases)}") from e
         tables = client.call("get_all_tables", db)
         raise CliError(
-            f"no table {db}.{name} in {client.uri}; {db} has {_listing(tables, 'no tables')}"
+            f"no table {db}.{name} in {client.uri}; {db} has {listing(tables, 'no tables')}"
         ) from e
     return table
 
 
-def _listing(items: list[str], empty: str = "none", most: int = 10) -> str:
+def listing(items: list[str], empty: str = "none", most: int = 10) -> str:
     if not items:
         return empty
     shown = ", ".join(items[:most])
@@ -186,8 +186,8 @@ def _one_column(
         raise CliError(
             f"{wanted} is a partition key of {table}; statistics are kept for its other columns"
         )
-    listing = _listing([c for c, _ in columns], most=50)
-    raise CliError(f"{table} has no column {wanted}; its columns are {listing}")
+    shown = listing([c for c, _ in columns], most=50)
+    raise CliError(f"{table} has no column {wanted}; its columns are {shown}")
 
 
 def _partition_name(keys: list[tuple[str, str]], spec: str, table: str) -> str:
@@ -211,7 +211,7 @@ def _partition(client: MetastoreClient, db: str, table: str, part_name: str) -> 
         existing = client.call("get_partition_names", db, table, -1)
         raise CliError(
             f"no partition {part_name} of {db}.{table}; it has "
-            f"{_listing(existing, 'no partitions', most=5)}"
+            f"{listing(existing, 'no partitions', most=5)}"
         ) from e
     return partition
 

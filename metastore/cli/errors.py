@@ -40,13 +40,14 @@ _EXTRAS = {
 def explain(exc: BaseException) -> tuple[int, str]:
     """(exit code, one-line message) for an exception a command raised."""
     from metastore.config import SettingsError
-    from metastore.job.errors import JobError
+    from metastore.job.errors import JobError, OptionsError
 
     if isinstance(exc, KeyboardInterrupt):
-        return EXIT_INTERRUPTED, "interrupted"
+        detail = str(exc)
+        return EXIT_INTERRUPTED, f"interrupted; {detail}" if detail else "interrupted"
     if isinstance(exc, CliError):
         return exc.exit_code, str(exc)
-    if isinstance(exc, SettingsError):
+    if isinstance(exc, SettingsError | OptionsError):
         return EXIT_USAGE, str(exc)
     if isinstance(exc, JobError):
         return EXIT_FAILED, str(exc)

@@ -4,11 +4,16 @@ DuckDB on --flight-port."""
 from __future__ import annotations
 
 import argparse
+import errno
 import logging
-import sys
+import socket
 from typing import Any
 
 from metastore import config
+from metastore.cli.errors import EXIT_USAGE, CliError
+
+BACKENDS = {"sqlite": ("pysqlite",), "postgresql": ("psycopg", "psycopg2")}
+"""The databases colstats runs on, and their drivers."""
 
 
 def add_parser(commands: Any) -> None:
@@ -146,8 +151,7 @@ def configure_audit_log(path: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from metastore.access import Right
-    from metastore.cli import EXIT_USAGE, configure_logging
-    from metastore.cli.errors import CliError
+    from metastore.cli import configure_logging
     from metastore.hms.handler import Handler
     from metastore.hms.security import build as build_security
     from metastore.hms.server import MetastoreServer
@@ -172,21 +176,28 @@ def run(args: argparse.Namespace) -> int:
     if settings.audit_log:
         configure_audit_log(settings.audit_log)
     security = build_security(settings)  # an unusable keytab or certificate: before anything
-    url = settings.database_url()
-    if settings.migrate:
-        migrate.upgrade(url)
-    elif migrate.current_revision(url) != migrate.head_revision():
-        print(
-            f"the schema of {transactions.safe_url(url)} is not at the newest revision; run "
-            f"`metastore db upgrade --db URL` or start without --no-migrate",
-            file=sys.stderr,
+    check_database(settings.database_url(create=False))
+    listener = listen(settings.host, settings.port)  # before the database is touched
+    try:
+        url = settings.database_url()
+        if settings.migrate:
+            migrate.upgrade(url)
+        elif migrate.current_revision(url) != migrate.head_revision():
+            raise CliError(
+                f"the schema of {transactions.safe_url(url)} is not at the newest revision; run "
+                f"`metastore db upgrade --db URL` or start without --no-migrate",
+                EXIT_USAGE,
+            )
+        pool_size = settings.db_pool_size or min(settings.workers, 20)
+        engine = transactions.create_engine(url, pool_size=pool_size)
+        handler = Handler(transactions.Transactions(engine), settings)
+        handler.ensure_default_database()
+        server = MetastoreServer.from_settings(
+            handler, settings, security=security, listener=listener
         )
-        return EXIT_USAGE
-    pool_size = settings.db_pool_size or min(settings.workers, 20)
-    engine = transactions.create_engine(url, pool_size=pool_size)
-    handler = Handler(transactions.Transactions(engine), settings)
-    handler.ensure_default_database()
-    server = MetastoreServer.from_settings(handler, settings, security=security)
+    except BaseException:
+        listener.close()
+        raise
     flight = None
     if settings.flight_port is not None:
         # Imported only here: a server without a Flight port loads no PyArrow.
@@ -198,15 +209,23 @@ def run(args: argparse.Namespace) -> int:
             where = f"{settings.host}:{settings.flight_port}"
             raise CliError(
                 f"cannot serve Arrow Flight on {where} (is the port taken, are tls_cert and "
-                f"tls_key readable?): {e}"
+                f"tls_key readable?): {e}",
+                EXIT_USAGE,
             ) from None
     server.install_signal_handlers()
     log = logging.getLogger("metastore")
     if settings.metrics_port is not None:
         # Over TLS when the server has a certificate.
-        port = server.metrics.serve(
-            settings.host, settings.metrics_port, settings.tls_cert, settings.tls_key
-        )
+        try:
+            port = server.metrics.serve(
+                settings.host, settings.metrics_port, settings.tls_cert, settings.tls_key
+            )
+        except OSError as e:
+            raise CliError(
+                f"cannot serve metrics on {settings.host}:{settings.metrics_port}: "
+                f"{(e.strerror or str(e)).lower()}; choose another --metrics-port",
+                EXIT_USAGE,
+            ) from None
         scheme = "https" if settings.tls_cert else "http"
         log.info("metrics on %s://%s:%d/metrics", scheme, settings.host, port)
     log.info("database %s", transactions.safe_url(url))
@@ -230,3 +249,44 @@ def run(args: argparse.Namespace) -> int:
             flight.stop()
     engine.dispose()
     return 0
+
+
+def check_database(url: str) -> None:
+    """A CliError (exit 2) for a URL of a database or driver colstats does not run on."""
+    import sqlalchemy as sa
+
+    parsed = sa.engine.make_url(url)  # a URL that does not parse: ArgumentError, exit 2
+    backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
+    if driver not in BACKENDS.get(backend, ()):
+        raise CliError(
+            f"unsupported database {parsed.drivername}: colstats runs on sqlite:///PATH, "
+            "postgresql+psycopg://USER@HOST/DB or postgresql+psycopg2://USER@HOST/DB",
+            EXIT_USAGE,
+        )
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's listening socket on HOST:PORT; a CliError (exit 2) in plain words when
+    it cannot be had."""
+    where = f"{host}:{port}"
+    if not 0 <= port <= 65535:
+        raise CliError(f"cannot listen on {where}: a port is a number from 0 to 65535", EXIT_USAGE)
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror:
+        raise CliError(
+            f"cannot listen on {where}: {host} is not a known host name or address (--host)",
+            EXIT_USAGE,
+        ) from None
+    try:
+        return socket.create_server((host, port), backlog=4096)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            why = "the port is in use (another metastore serve?); choose another with --port"
+        elif e.errno == errno.EADDRNOTAVAIL:
+            why = f"{host} is not an address of this machine (--host)"
+        elif e.errno == errno.EACCES:
+            why = "ports below 1024 need privileges; choose another with --port"
+        else:
+            why = (e.strerror or str(e)).lower()
+        raise CliError(f"cannot listen on {where}: {why}", EXIT_USAGE) from None

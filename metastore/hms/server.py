@@ -140,6 +140,7 @@ class MetastoreServer:
         request_timeout: float = 60.0,
         limits: Limits | None = None,
         cache_size: int = 0,
+        listener: socket.socket | None = None,
     ) -> None:
         self._limits = limits or Limits()
         self._protocols = TBinaryProtocolAcceleratedFactory(
@@ -152,7 +153,9 @@ class MetastoreServer:
         self._max_connections = max_connections
         self._idle_timeout = idle_timeout
         self._request_timeout = request_timeout
-        self._listener = socket.create_server((host, port), backlog=4096)
+        # A LISTENER bound by the caller (`metastore serve` binds before it touches the
+        # database, so that a port in use is reported before anything is created).
+        self._listener = listener or socket.create_server((host, port), backlog=4096)
         self._listener.setblocking(False)
         self._selector = selectors.DefaultSelector()
         self._wake_r, self._wake_w = socket.socketpair()
@@ -180,6 +183,7 @@ class MetastoreServer:
         host: str | None = None,
         port: int | None = None,
         security: Security | None = None,
+        listener: socket.socket | None = None,
     ) -> MetastoreServer:
         """A server as SETTINGS describe it (HOST, PORT and SECURITY, when given, instead of
         theirs); SettingsError when the security settings cannot be used."""
@@ -194,6 +198,7 @@ class MetastoreServer:
             request_timeout=settings.request_timeout,
             limits=Limits(settings.max_message_size, settings.max_container_size),
             cache_size=settings.cache_size,
+            listener=listener,
         )
 
     # -- running and stopping --------------------------------------------------------------

@@ -15,7 +15,9 @@ turns its rows into partial statistics per partition (metastore.job.scan,
 metastore.job.accumulators), which are merged per partition and per column on the executors;
 the driver fetches the merged partitions a batch at a time and writes each batch (registering
 missing partitions, their basic statistics, then set_aggr_stats_for), so its memory does not
-grow with the number of partitions. The data is read once.
+grow with the number of partitions. The data is read once, after every check that needs no
+scan (metastore.job.prepare), and nothing is registered before the scan has succeeded; each
+batch of partitions is written as a unit, the table level last (metastore.job.writer).
 
 With incremental runs only partitions without statistics (and those named) are scanned; the
 table level is then the metastore's merge of the stored partition statistics and sketches
@@ -24,6 +26,8 @@ table level is then the metastore's merge of the stored partition statistics and
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import itertools
 import logging
 import os
@@ -35,24 +39,33 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
-from metastore.job import located, scan, writer
+from metastore.job import interrupts, located, scan, writer
 from metastore.job.accumulators import ColumnState
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import JobError
+from metastore.job.errors import Interrupted, JobError, OptionsError
 from metastore.job.files import splits_of
 from metastore.job.options import DEFAULT_SHARE, AnalyzeOptions
+from metastore.job.prepare import (
+    Prepared,
+    already_done,
+    check_plan,
+    matches,
+    prepare,
+    skew_request,
+)
 from metastore.job.progress import Progress, watch
-from metastore.job.scan import Partial, SkewRequest
-from metastore.job.skew import sketched, split_key
+from metastore.job.scan import Partial, SkewRequest, Unparsed
+from metastore.job.skew import split_key
 from metastore.job.source import (
     Plan,
-    check_spec_keys,
     columns_of_dataframe,
     filter_partitions,
     make_plan,
     read_spark_table,
     skip_partitions,
+    spark_catalog_storage,
 )
+from metastore.job.storage import storage_descriptor, table_parameters
 from metastore.thrift_stats import decimal_text, union_member
 
 if TYPE_CHECKING:
@@ -60,6 +73,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("metastore.job")
 _Item = TypeVar("_Item")
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+NOTHING_WRITTEN = "nothing was written: the metastore is as it was"
 
 
 @dataclass
@@ -75,136 +90,154 @@ class AnalyzeResult:
     share: float = 0.0
     rows: int = 0
     timings: dict[str, float] = field(default_factory=dict)
-    """Seconds spent planning, scanning (reading and computing) and writing."""
+    """Seconds spent checking (before Spark), planning, scanning and writing."""
+    unparsed: Unparsed = field(default_factory=Unparsed)
+    """csv and json values that did not parse as their column's type (read as NULL)."""
 
 
-def run(spark: SparkSession, options: AnalyzeOptions) -> AnalyzeResult:
-    """Analyze as OPTIONS say, with SPARK; raises JobError for what the user can fix."""
+def run(
+    spark: SparkSession, options: AnalyzeOptions, prepared: Prepared | None = None
+) -> AnalyzeResult:
+    """Analyze as OPTIONS say, with SPARK, after the checks of PREPARED (made now when
+    not given); raises JobError for what the user can fix, Interrupted when a signal
+    stopped the run (see metastore.job.interrupts)."""
     started = time.monotonic()
+    prepared = prepared or prepare(options)
     db, table = options.db_name, options.table_name
-    specs = options.partition_specs()
-    skip: set[str] = set()
-    wanted = _wanted_partitions(specs, skip)
-    with MetastoreClient(options.uri) as client:
-        source: located.FileSource | None = None
-        if options.spark_table:
-            df, keys = read_spark_table(spark, options.spark_table)
-            plan = make_plan(*columns_of_dataframe(df, keys), db, table, options.columns)
-        else:
-            if options.path is not None:
-                source = located.from_path(spark, options, wanted)
-            else:
-                source = located.describe(client, db, table)
-            plan = make_plan(source.columns, source.keys, db, table, options.columns)
-        if not plan.columns:
-            raise JobError(f"{options.table} has no column that HMS keeps statistics for")
-        if specs and not plan.partition_keys:
-            raise JobError(f"{options.table} is not partitioned; partition specs do not apply")
-        skewed = _skew_request(plan, options)
-        log.info(
-            "stage 1/3: analyzing %s.%s, columns %s, partition keys %s",
-            db,
-            table,
-            ", ".join(c.name for c in plan.columns),
-            ", ".join(k.name for k in plan.partition_keys) or "none",
+    specs = prepared.specs
+    source = prepared.source
+    if options.spark_table:
+        df, keys = read_spark_table(spark, options.spark_table)
+        plan = make_plan(*columns_of_dataframe(df, keys), db, table, options.columns)
+        check_plan(plan, options, specs)
+        skewed = skew_request(plan, options)
+        if prepared.stored is not None:
+            writer.check_stored_keys(prepared.stored, plan)
+        catalog = spark_catalog_storage(spark, options.spark_table)
+        stored_names = list(catalog.locations) if plan.partition_keys else []
+        if plan.partition_keys and not stored_names:
+            shown = spark.sql(f"SHOW PARTITIONS {options.spark_table}").collect()
+            stored_names = [row[0] for row in shown]
+        check_specs_select(specs, stored_names, options.spark_table)
+        skip: set[str] = set()
+        if options.incremental and plan.partition_keys and prepared.stored is not None:
+            with MetastoreClient(options.uri) as client:
+                skip = already_done(client, plan, options, specs)
+    else:
+        assert prepared.plan is not None and source is not None
+        plan, skewed, skip = prepared.plan, prepared.skewed, prepared.skip
+    log.info(
+        "stage 1/3: analyzing %s.%s, columns %s, partition keys %s",
+        db,
+        table,
+        ", ".join(c.name for c in plan.columns),
+        ", ".join(k.name for k in plan.partition_keys) or "none",
+    )
+    planned = time.monotonic()
+    log.info("stage 2/3: scanning the data (one pass)")
+    progress: Progress | None = None
+    if source is None:
+        df = filter_partitions(skip_partitions(df, plan, skip), plan, specs)
+        count = len(stored_names) if plan.partition_keys else 1
+        mapped = scan.scan_dataframe(df, plan, skewed)
+        merged = scan.merge(mapped, count, options.batch_size)
+        total = count
+        storage = catalog.storage
+        locations = catalog.locations
+        parameters: dict[str, str] = {}
+    else:
+        try:
+            progress, merged = _scan_files(spark, source, plan, skewed, options)
+        except JobError as e:  # a file the scan could not read
+            raise type(e)(f"{e}; {NOTHING_WRITTEN}") from e
+        total = len(source.listing.files)
+        fmt = prepared.register_format
+        storage = (
+            storage_descriptor(fmt, plan.all_columns, source.location, source.location)
+            if fmt is not None
+            else None
         )
-        writer.ensure_table(client, plan, options.path)
-        incremental = options.incremental and bool(plan.partition_keys)
-        if incremental:
-            skip.update(_already_done(client, plan, options, specs))
-        if source is not None and options.path is None:
-            located.list_partitions(client, source, db, table, wanted)
-        elif source is not None:
-            located.drop_partitions(source.listing, skip)
-        planned = time.monotonic()
-        log.info("stage 2/3: scanning the data (one pass)")
-        if source is None:
-            df = filter_partitions(skip_partitions(df, plan, skip), plan, specs)
-            assert options.spark_table is not None
-            # The catalog's partition count: the merged partitions are fetched a batch at a time.
-            count = (
-                spark.sql(f"SHOW PARTITIONS {options.spark_table}").count()
-                if plan.partition_keys
-                else 1
+        locations = source.listing.folders
+        parameters = table_parameters(fmt, plan.all_columns, plan.partition_keys) if fmt else {}
+    scanned = time.monotonic()
+    log.info("scanned the data in %.1f s", scanned - planned)
+    log.info("stage 3/3: writing statistics to %s", options.uri)
+    incremental = options.incremental and bool(plan.partition_keys)
+    with MetastoreClient(options.uri) as client:
+        registration = writer.Registration(client, plan)
+        try:
+            with interrupts.deferred():
+                registration.ensure_table(
+                    prepared.stored,
+                    storage,
+                    parameters,
+                    repair=prepared.stored is not None and storage is not None,
+                )
+            result = _write(
+                registration, options, specs, merged, source, incremental, storage, locations
             )
-            mapped = scan.scan_dataframe(df, plan, skewed)
-            merged = scan.merge(mapped, count, options.batch_size)
-        else:
-            merged = _scan_files(spark, source, plan, skewed, options)
-        scanned = time.monotonic()
-        log.info("scanned the data in %.1f s", scanned - planned)
-
-        log.info("stage 3/3: writing statistics to %s", options.uri)
-        result = _write(client, plan, options, specs, merged, source, incremental)
+        except BaseException as e:
+            _undo_run(registration, e)
+            raise _explained(e, registration, total) from e
+    if progress is not None:
+        progress.done(result.partitions)
     finished = time.monotonic()
     result.timings = {
+        "check": prepared.seconds,
         "plan": planned - started,
         "scan": scanned - planned,
         "write": finished - scanned,
     }
-    result.seconds = finished - started
+    result.seconds = finished - started + prepared.seconds
+    result.unparsed = Unparsed.of(merged.table)
     return result
 
 
-def _wanted_partitions(specs: Sequence[dict[str, str]], skip: set[str]) -> located.Wanted:
-    """Whether a partition (its name, its values) is one to analyze."""
-
-    def wanted(name: str, values: Sequence[str | None]) -> bool:
-        if name in skip:
-            return False
-        if not specs:
-            return True
-        pairs = names.parse_partition_name(name) if name else []
-        keys = [k.lower() for k, _ in pairs]
-        for spec in specs:
-            check_spec_keys(spec, keys)
-            if all(_same(values[keys.index(k)], v) for k, v in spec.items()):
-                return True
-        return False
-
-    return wanted
-
-
-def _same(value: str | None, wanted: str) -> bool:
-    if wanted in ("", names.DEFAULT_PARTITION_VALUE):
-        return value is None
-    return value == wanted
-
-
-def _already_done(
-    client: MetastoreClient, plan: Plan, options: AnalyzeOptions, specs: Sequence[dict[str, str]]
-) -> set[str]:
-    """The stored partitions with statistics of every analyzed column, but those named."""
-    done = writer.partitions_with_stats(client, plan, options.engine)
-    named = {
-        names.make_partition_name(list(s), list(s.values()))
-        for s in specs
-        if len(s) == len(plan.partition_keys)
-    }
-    log.info(
-        "incremental: %d partitions already have statistics%s",
-        len(done - named),
-        f" ({len(named & done)} named again)" if named & done else "",
-    )
-    return done - named
-
-
-def _skew_request(plan: Plan, options: AnalyzeOptions) -> SkewRequest:
-    if options.skew is None and not options.record_skew:
-        return SkewRequest()
-    by_name = {c.name.lower(): c for c in plan.columns}
-    recorded = []
-    for name in options.record_skew:
-        column = by_name.get(name.lower())
-        if column is None or not sketched(column.stats_kind):
-            raise JobError(
-                f"--record-skew {name}: not an analyzed column whose values can be skewed "
-                f"(analyzed: {', '.join(c.name for c in plan.columns if sketched(c.stats_kind))})"
+def check_specs_select(specs: Sequence[dict[str, str]], stored: list[str], where: str) -> None:
+    """An OptionsError for a --partition spec that selects none of the partitions STORED."""
+    for spec in specs:
+        if not any(
+            matches(spec, n, [located.key_value(v) for _, v in names.parse_partition_name(n)])
+            for n in stored
+        ):
+            shown = ", ".join(stored[:10])
+            if len(stored) > 10:
+                shown += f" and {len(stored) - 10} more"
+            raise OptionsError(
+                f"--partition {'/'.join(f'{k}={v}' for k, v in spec.items())} names no "
+                f"partition of {where}; it has {shown or 'none'}"
             )
-        recorded.append(column.name)
-    columns = tuple(c.name for c in plan.columns if sketched(c.stats_kind))
-    combinations = (tuple(recorded),) if len(recorded) > 1 else ()
-    return SkewRequest(columns, combinations)
+
+
+def _undo_run(registration: writer.Registration, error: BaseException) -> None:
+    try:
+        registration.undo()
+    except Exception as e:
+        log.error("could not drop what the failed run created: %s", e)
+
+
+def _explained(
+    error: BaseException, registration: writer.Registration, total: int
+) -> BaseException:
+    """ERROR, saying which partitions were written before it (each fully: see writer)."""
+    done = len(registration.written)
+    if done:
+        state = (
+            f"{done} of {total} partition(s) were written before it stopped (their names are "
+            "logged); the others and the table level are as they were"
+        )
+    else:
+        state = NOTHING_WRITTEN
+    if isinstance(error, KeyboardInterrupt):
+        return Interrupted(state)
+    if isinstance(error, JobError):
+        return type(error)(f"{error}; {state}")
+    if isinstance(error, Exception):  # the metastore refused, or could not be reached
+        first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        return JobError(
+            f"writing to the metastore failed ({type(error).__name__}: {first}); {state}"
+        )
+    return error
 
 
 def _scan_files(
@@ -213,12 +246,15 @@ def _scan_files(
     plan: Plan,
     skewed: SkewRequest,
     options: AnalyzeOptions,
-) -> scan.Merged:
+) -> tuple[Progress, scan.Merged]:
     listing = source.listing
     splits = [
-        split
-        for name in sorted(listing.files)
-        for split in splits_of(name, listing.files[name], source.spec)
+        dataclasses.replace(split, index=index)
+        for index, split in enumerate(
+            split
+            for name in sorted(listing.files)
+            for split in splits_of(name, listing.files[name], source.spec)
+        )
     ]
     total_bytes = sum(split.size for split in splits if split.counts_file)
     partitions = len(listing.files)
@@ -229,25 +265,31 @@ def _scan_files(
         partitions,
     )
     progress = Progress(partitions, total_bytes, sys.stderr)
-    with watch(spark.sparkContext, progress) as done:
-        mapped = scan.scan_files(spark, splits, source.spec, plan, skewed, done)
-        return scan.merge(mapped, partitions, options.batch_size)
+    with watch(spark.sparkContext, progress, splits) as (done, reporter):
+        mapped = scan.scan_files(
+            spark, splits, source.spec, plan, skewed, done, options.strict, reporter
+        )
+        return progress, scan.merge(mapped, partitions, options.batch_size)
 
 
 def _write(
-    client: MetastoreClient,
-    plan: Plan,
+    registration: writer.Registration,
     options: AnalyzeOptions,
     specs: Sequence[dict[str, str]],
     merged: scan.Merged,
     source: located.FileSource | None,
     incremental: bool,
+    storage: t.StorageDescriptor | None,
+    locations: dict[str, str],
 ) -> AnalyzeResult:
+    client, plan = registration.client, registration.plan
     measured = source is not None
     share = options.skew if options.skew is not None else 0.0
-    written = 0
     added = altered = 0
     if plan.partition_keys:
+        table_sd = storage
+        if table_sd is None:  # the stored table's formats for its new partitions
+            table_sd = client.call("get_table", plan.db, plan.table).sd
         # Each Partial becomes what is written as it arrives, and is dropped: unpickled, its
         # sparse sketches take about ten times the memory of their serialized form.
         converted = (
@@ -257,9 +299,19 @@ def _write(
         for batch in _batches(converted, options.batch_size):
             basic = {name: stats for name, stats, _ in batch}
             entries = [entry for _, _, entry in batch]
-            new, changed = writer.write_partitions(client, plan, basic, entries, options.engine)
-            added, altered, written = added + new, altered + changed, written + len(batch)
-            log.info("wrote partition statistics: %d partition(s)", written)
+            folders = {
+                name: writer.partition_storage(table_sd, locations.get(name)) for name in basic
+            }
+            new, changed = writer.write_partitions(
+                client, plan, basic, entries, options.engine, folders
+            )
+            registration.written.extend(sorted(basic))
+            added, altered = added + new, altered + changed
+            log.info(
+                "wrote the statistics of %d partition(s): %s",
+                len(registration.written),
+                ", ".join(sorted(basic)),
+            )
         if added or altered:
             log.info("registered %d partition(s), updated %d stored one(s)", added, altered)
         if incremental or specs:
@@ -275,19 +327,18 @@ def _write(
             whole.files, whole.bytes = len(files), sum(size for _, size in files)
         table_basic = _basic(whole, measured)
         table_objs = _objs(plan, whole)
-        written = 1
-    writer.set_table_basic(client, plan, table_basic)
-    if table_objs:
-        table_entry = writer.column_stats(plan, None, table_objs, options.engine)
-        writer.clear_unset_fields(client, plan, [table_entry], options.engine)
-        writer.push(client, [table_entry], options.engine, 1)
+    table_entry = (
+        writer.column_stats(plan, None, table_objs, options.engine) if table_objs else None
+    )
+    recorded = _record_skew(plan, options, merged.table) if options.record_skew else None
+    writer.write_table_level(client, plan, table_basic, table_entry, options.engine, recorded)
+    if not plan.partition_keys:
+        registration.written.append("")
     skewed = _table_skew(merged.table, share) if options.skew is not None else {}
-    if options.record_skew:
-        _record_skew(client, plan, options, merged.table)
     return AnalyzeResult(
         plan=plan,
         table_stats={o.colName: o for o in table_objs},
-        partitions=written,
+        partitions=max(len(registration.written), 1) if plan.partition_keys else 1,
         seconds=0.0,
         skewed=skewed,
         share=share,
@@ -377,8 +428,8 @@ def _table_skew(table: Partial, share: float) -> dict[str, list[tuple[str, int]]
 
 
 def _record_skew(
-    client: MetastoreClient, plan: Plan, options: AnalyzeOptions, table: Partial
-) -> None:
+    plan: Plan, options: AnalyzeOptions, table: Partial
+) -> tuple[list[str], list[list[str]]]:
     """The table's SkewedInfo: the recorded columns' values above the share, together."""
     by_name = {c.name.lower(): c.name for c in plan.columns}
     ordered = [by_name[name.lower()] for name in options.record_skew]
@@ -387,8 +438,8 @@ def _record_skew(
     sketch = table.skew.get(key)
     found = sketch.above(share, table.rows) if sketch is not None else []
     values = [split_key(value) for value, _ in found]
-    writer.set_skewed(client, plan, ordered, values)
-    log.info("recorded %d skewed value(s) of %s in the table's SkewedInfo", len(values), key)
+    log.info("recording %d skewed value(s) of %s in the table's SkewedInfo", len(values), key)
+    return ordered, values
 
 
 def summary_text(result: AnalyzeResult) -> str:
@@ -427,6 +478,8 @@ def summary_text(result: AnalyzeResult) -> str:
         lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    if result.unparsed.values:
+        lines.append(result.unparsed.text())
     if result.skewed:
         lines.append(f"skewed values (each more than {result.share:.1%} of the rows):")
         for name, found in result.skewed.items():
@@ -440,8 +493,10 @@ def _show(value: Any) -> str:
         return ""
     if isinstance(value, t.Decimal):
         return decimal_text(value)
-    if isinstance(value, t.Date | t.Timestamp):
-        return str(value.daysSinceEpoch if isinstance(value, t.Date) else value.secondsSinceEpoch)
+    if isinstance(value, t.Date):
+        return (EPOCH + dt.timedelta(days=value.daysSinceEpoch)).date().isoformat()
+    if isinstance(value, t.Timestamp):
+        return (EPOCH + dt.timedelta(seconds=value.secondsSinceEpoch)).strftime("%Y-%m-%d %H:%M:%S")
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
@@ -469,12 +524,62 @@ SESSION_SETTINGS: dict[str, bool | float | int | str | None] = {  # as builder.c
 }
 
 
-def spark_session() -> SparkSession:
-    """The active session, or a new one (local[*] unless spark-submit said otherwise)."""
+QUIET_LOGGING = os.path.join(os.path.dirname(__file__), "log4j2-quiet.properties")
+"""Spark's log for `metastore analyze` without --traceback: none (the job reports what
+fails in one line)."""
+
+
+def spark_session(
+    uri: str | None = None, *, hive_catalog: bool = False, quiet: bool = False
+) -> SparkSession:
+    """The active session, or a new one (local[*] unless spark-submit said otherwise).
+
+    With HIVE_CATALOG (for --spark-table), a new session's catalog is the metastore at URI
+    (Hive support, spark.hadoop.hive.metastore.uris) unless Spark's configuration names a
+    catalog or a metastore of its own (spark.sql.catalogImplementation,
+    spark.hadoop.hive.metastore.uris, or a hive-site.xml that sets hive.metastore.uris).
+    QUIET: Spark logs nothing (see QUIET_LOGGING)."""
+    from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     # Python workers must import this package: by default they run this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    return (
-        SparkSession.builder.appName("colstats analyze").config(map=SESSION_SETTINGS).getOrCreate()
+    builder = SparkSession.builder.appName("colstats analyze").config(map=SESSION_SETTINGS)
+    if SparkContext._active_spark_context is not None:
+        return builder.getOrCreate()
+    if quiet:
+        options = os.environ.get("SPARK_SUBMIT_OPTS", "")
+        if "log4j2.configurationFile" not in options:  # the driver JVM's options
+            quiet_log = f"-Dlog4j2.configurationFile={QUIET_LOGGING}"
+            os.environ["SPARK_SUBMIT_OPTS"] = f"{options} {quiet_log}".strip()
+        builder = builder.config("spark.ui.showConsoleProgress", "false")
+    SparkContext._ensure_initialized()  # the JVM, with spark-defaults.conf read
+    if hive_catalog and uri is not None:
+        configured = SparkConf()  # the JVM's: spark-submit's --conf and spark-defaults.conf
+        named = configured.get("spark.sql.catalogImplementation") or configured.get(
+            "spark.hadoop.hive.metastore.uris"
+        )
+        if named is None and not _hive_site_names_a_metastore():
+            log.info("Spark's catalog: the metastore at %s (Hive support)", uri)
+            builder = builder.enableHiveSupport().config("spark.hadoop.hive.metastore.uris", uri)
+        else:
+            log.info("Spark's catalog: as Spark's configuration says")
+    return builder.getOrCreate()
+
+
+def _hive_site_names_a_metastore() -> bool:
+    """Whether a hive-site.xml on Spark's class path sets hive.metastore.uris."""
+    from pyspark import SparkContext
+
+    jvm: Any = SparkContext._jvm
+    resource = (
+        jvm.java.lang.Thread.currentThread().getContextClassLoader().getResource("hive-site.xml")
     )
+    if resource is None:
+        return False
+    stream = resource.openStream()
+    try:
+        content = bytes(jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+    finally:
+        stream.close()
+    return "hive.metastore.uris" in content.decode("utf-8", "replace")

@@ -24,6 +24,7 @@ import pyarrow.fs as pafs
 
 from metastore import names
 from metastore.job.errors import JobError
+from metastore.job.text import Text, read_text
 
 if TYPE_CHECKING:
     from metastore.job.source import Column
@@ -32,7 +33,6 @@ BATCH_ROWS = 131_072
 """Rows per record batch a task reads: a task's memory is bounded by this, not by files."""
 SPLIT_BYTES = 128 * 1024 * 1024
 """A Parquet file larger than this is read by several tasks, one group of row groups each."""
-TEXT_BLOCK_BYTES = 16 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +67,8 @@ class Split:
     """Whether this split counts the file in numFiles and totalSize (the first piece)."""
     share: float = 1.0
     """The part of its partition's bytes this split reads (for the progress of partitions)."""
+    index: int = 0
+    """Its place in the run's list of splits (for the progress of bytes)."""
 
 
 def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
@@ -105,6 +107,8 @@ class Listing:
     """Partition name -> (file, bytes) in name order; '' when unpartitioned."""
     values: dict[str, list[str | None]]
     """Partition name -> its values (None for the default partition)."""
+    folders: dict[str, str] = dataclasses.field(default_factory=dict)
+    """Partition name -> its folder, as a location the metastore keeps (listed partitions)."""
 
 
 def list_files(location: str) -> Listing:
@@ -144,8 +148,45 @@ def list_files(location: str) -> Listing:
         name = names.make_partition_name([k.lower() for k in keys], values) if keys else ""
         listing.files.setdefault(name, []).append((prefix + entry.path, entry.size))
         listing.values.setdefault(name, values)
+        if name not in listing.folders:
+            folder = "/".join([root.rstrip("/"), *folders])
+            listing.folders[name] = location_of(prefix + folder)
     listing.keys = keys or []
     return listing
+
+
+def location_of(path: str) -> str:
+    """PATH as a location the metastore keeps: a URI, local paths as HMS writes them
+    ('file:/data/t/ds=a b', not percent-encoded)."""
+    parsed = urlparse(path)
+    if parsed.scheme and len(parsed.scheme) > 1:
+        return path
+    return "file:" + os.path.abspath(path)
+
+
+def sniff(path: str) -> str:
+    """What a data file looks like from its first bytes: 'parquet', 'orc', 'json' (text
+    whose first non-blank character is '{'), 'text' or 'binary' (anything else that is
+    not UTF-8 text)."""
+    fs, inner = filesystem(path)
+    with fs.open_input_stream(inner) as f:
+        head = f.read(SNIFF_BYTES)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"ORC"):
+        return "orc"
+    if b"\x00" in head:
+        return "binary"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.start < len(head) - 4:  # not only a character cut at the end of the head
+            return "binary"
+        text = head[: e.start].decode("utf-8")
+    return "json" if text.lstrip().startswith("{") else "text"
+
+
+SNIFF_BYTES = 4096
 
 
 def _folder_value(text: str) -> str | None:
@@ -318,8 +359,9 @@ def unreadable(path: str, spec: ReadSpec) -> Iterator[None]:
         yield
     except (pa.ArrowException, OSError) as e:
         raise JobError(
-            f"cannot read {path} as {spec.format}: {e} (do the files match --format?)"
-        ) from None
+            f"cannot read {path} as {spec.format}: {e} (a damaged file, or one of another "
+            "format: replace it or move it out of the table's folder)"
+        ) from e
 
 
 # ------------------------------------------------------------------------------------------
@@ -328,18 +370,24 @@ def unreadable(path: str, spec: ReadSpec) -> Iterator[None]:
 
 @dataclasses.dataclass
 class Pieces:
-    """What reading a split gives besides its batches: the uncompressed size of the rows."""
+    """What reading a split gives besides its batches: the uncompressed size of the rows;
+    for text, the values that did not parse as their column's type (see metastore.job.text)."""
 
     raw_bytes: int = 0
+    unparsed: int = 0
+    examples: list[str] = dataclasses.field(default_factory=list)
+    fraction: float = 0.0
+    """How much of the split has been read so far, from 0 to 1 (for the progress)."""
 
 
 def read_split(
-    split: Split, spec: ReadSpec, columns: Sequence[Column], pieces: Pieces
+    split: Split, spec: ReadSpec, columns: Sequence[Column], pieces: Pieces, strict: bool = False
 ) -> Iterator[pa.RecordBatch]:
     """The rows of SPLIT as record batches of COLUMNS (by name, case-insensitively; a column
     the file lacks is all NULL), at most BATCH_ROWS rows each. PIECES.raw_bytes grows by the
     data's uncompressed size: Parquet's own figure for the row groups read, the text of
-    csv and json files, the in-memory size of every column of ORC rows."""
+    csv and json files, the in-memory size of every column of ORC rows. STRICT: a csv or
+    json value that does not parse as its column's type is an error, not a NULL."""
     fs, inner = filesystem(split.path)
     if split.size == 0 and spec.format in ("parquet", "orc"):
         return
@@ -350,7 +398,12 @@ def read_split(
             yield from _orc(f, columns, pieces)
         else:
             pieces.raw_bytes += split.size
-            yield from _text(f, spec, columns)
+            found = Text(split.path, strict)
+            for batch in read_text(f, spec, columns, found):
+                pieces.fraction = min(f.tell() / split.size, 1.0) if split.size else 1.0
+                yield _select(batch, columns)
+            pieces.unparsed += found.unparsed
+            pieces.examples.extend(found.examples)
 
 
 def _select(batch: pa.RecordBatch | pa.Table, columns: Sequence[Column]) -> pa.RecordBatch:
@@ -399,7 +452,11 @@ def _parquet(
     batches = parquet.iter_batches(
         batch_size=BATCH_ROWS, row_groups=groups, columns=wanted, use_threads=False
     )
+    total = sum(meta.row_group(g).num_rows for g in groups) if groups else meta.num_rows
+    done = 0
     for batch in batches:
+        done += batch.num_rows
+        pieces.fraction = done / total if total else 1.0
         yield _select(batch, columns)
 
 
@@ -409,76 +466,7 @@ def _orc(f: Any, columns: Sequence[Column], pieces: Pieces) -> Iterator[pa.Recor
     reader = orc.ORCFile(f)
     for stripe in range(reader.nstripes):
         table = reader.read_stripe(stripe)
+        pieces.fraction = (stripe + 1) / reader.nstripes
         pieces.raw_bytes += table.nbytes
         for batch in pa.Table.from_batches([table]).to_batches(max_chunksize=BATCH_ROWS):
             yield _select(batch, columns)
-
-
-def _text(f: Any, spec: ReadSpec, columns: Sequence[Column]) -> Iterator[pa.RecordBatch]:
-    types = {c.name: arrow_type_or_null(c.hive_type) for c in columns}
-    readable = [c for c in columns if not pa.types.is_null(types[c.name])]
-    if spec.format == "json":
-        import pyarrow.json as pajson
-
-        # JSON has no dates: they are text, converted after parsing.
-        as_read = {
-            c.name: pa.string() if pa.types.is_date(types[c.name]) else types[c.name]
-            for c in readable
-        }
-        json_reader = pajson.open_json(
-            f,
-            read_options=pajson.ReadOptions(block_size=TEXT_BLOCK_BYTES),
-            parse_options=pajson.ParseOptions(
-                explicit_schema=pa.schema(list(as_read.items())),
-                unexpected_field_behavior="ignore",
-            ),
-        )
-        for batch in json_reader:
-            arrays = [
-                _from_text(batch.column(c.name), types[c.name], spec, c)
-                if as_read[c.name] != types[c.name]
-                else batch.column(c.name)
-                for c in readable
-            ]
-            yield _select(pa.RecordBatch.from_arrays(arrays, names=list(as_read)), columns)
-        return
-    import pyarrow.csv as csv
-
-    csv_reader = csv.open_csv(
-        f,
-        read_options=csv.ReadOptions(
-            block_size=TEXT_BLOCK_BYTES, column_names=list(spec.names), skip_rows=int(spec.header)
-        ),
-        parse_options=csv.ParseOptions(
-            delimiter=spec.delimiter,
-            quote_char=spec.quote or False,
-            escape_char=spec.escape or False,
-            newlines_in_values=False,
-        ),
-        convert_options=csv.ConvertOptions(
-            column_types={c.name: pa.string() for c in readable},
-            include_columns=[c.name for c in readable],
-            include_missing_columns=True,
-            null_values=list(spec.null_text),
-            strings_can_be_null=True,
-        ),
-    )
-    for batch in csv_reader:
-        arrays = [_from_text(batch.column(c.name), types[c.name], spec, c) for c in readable]
-        yield _select(pa.RecordBatch.from_arrays(arrays, names=[c.name for c in readable]), columns)
-
-
-def _from_text(array: pa.Array, to: pa.DataType, spec: ReadSpec, column: Column) -> pa.Array:
-    """Text values as TO (the same text the reader of the table's format would accept)."""
-    import pyarrow.compute as pc
-
-    if pa.types.is_string(to):
-        return array
-    if spec.empty_is_null:
-        array = pc.if_else(pc.equal(array, ""), pa.scalar(None, pa.string()), array)
-    if pa.types.is_boolean(to):
-        array = pc.utf8_lower(array)
-    try:
-        return array.cast(to)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
-        raise JobError(f"column {column.name} ({column.hive_type}): {e}") from None

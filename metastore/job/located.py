@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import JobError
+from metastore.job.ddl import parse_schema
+from metastore.job.errors import JobError, OptionsError
 from metastore.job.files import (
     Listing,
     ReadSpec,
@@ -29,16 +28,13 @@ from metastore.job.files import (
     file_schema,
     hive_type_of,
     list_files,
+    location_of,
+    sniff,
 )
 from metastore.job.formats import hive_spec, provider_spec
 from metastore.job.options import AnalyzeOptions
 from metastore.job.source import Column, column_of, spark_hive_type
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
-Wanted = Callable[[str, Sequence[str | None]], bool]
-"""Whether to analyze the partition of this name and these values."""
+from metastore.job.storage import has_storage
 
 PAGE = 500
 
@@ -52,104 +48,136 @@ class FileSource:
     columns: list[Column]
     keys: list[Column]
     listing: Listing
+    table: tuple[str, str] = ("", "")
+    """The metastore's table whose partitions list_partitions reads (db, name)."""
 
 
-def from_path(spark: SparkSession, options: AnalyzeOptions, wanted: Wanted) -> FileSource:
-    """The files under --path, in --format (csv and json with --schema)."""
+def from_path(options: AnalyzeOptions) -> FileSource:
+    """The files under --path, in --format (csv and json with --schema): listed, and the
+    first data file checked to be of that format (its footer read for Parquet and ORC)."""
     assert options.path is not None
     listing = list_files(options.path)
-    _keep(listing, wanted)
+    fmt = options.file_format
+    sample = next((path for files in listing.files.values() for path, size in files if size), None)
+    if sample is None:
+        count = sum(len(files) for files in listing.files.values())
+        raise JobError(
+            f"no data under {options.path}: "
+            + (
+                f"its {count} file(s) are empty"
+                if count
+                else "no files (names starting with _ or . are skipped)"
+            )
+        )
+    check_format(sample, fmt)
     keys = [Column(k, "string", None) for k in listing.keys]
     key_set = {k.lower() for k in listing.keys}
-    if options.format in ("parquet", "orc"):
-        spec = ReadSpec(options.format)
-        sample = next(
-            (path for files in listing.files.values() for path, size in files if size), None
-        )
-        if sample is None:
-            sample = _first_data_file(options.path)
-        schema = file_schema(sample, spec)
+    if fmt in ("parquet", "orc"):
+        spec = ReadSpec(fmt)
         columns = [
             column_of(field.name, hive_type_of(field.type))
-            for field in schema
+            for field in file_schema(sample, spec)
             if field.name.lower() not in key_set
         ]
     else:
-        from pyspark.sql.types import StructType
-
         assert options.schema is not None
-        try:
-            schema = StructType.fromDDL(options.schema)
-        except Exception as e:  # Spark's parse error, whatever its class
-            raise JobError(f"cannot read the schema {options.schema!r}: {e}") from None
-        assert isinstance(schema, StructType)
-        fields = schema.fields
-        data = [f for f in fields if f.name.lower() not in key_set]
-        columns = [column_of(f.name, spark_hive_type(f)) for f in data]
-        names_ = tuple(f.name for f in data)
-        spec = ReadSpec(options.format, header=options.format == "csv", names=names_)
-    return FileSource(options.path, spec, columns, keys, listing)
+        data = [(n, h) for n, h in parse_schema(options.schema) if n.lower() not in key_set]
+        columns = [column_of(name, hive) for name, hive in data]
+        spec = ReadSpec(fmt, header=fmt == "csv", names=tuple(name for name, _ in data))
+    return FileSource(location_of(options.path), spec, columns, keys, listing)
 
 
-def _first_data_file(location: str) -> str:
-    """A non-empty data file anywhere under LOCATION (the schema is read from it)."""
-    for files in list_files(location).files.values():
-        for path, size in files:
-            if size:
-                return path
-    raise JobError(f"no data files under {location}: nothing to read the columns from")
+_LOOKS_LIKE = {
+    "parquet": "a Parquet file",
+    "orc": "an ORC file",
+    "json": "JSON lines",
+    "text": "text",
+    "binary": "neither text nor Parquet nor ORC",
+}
+_FITS = {"parquet": ("parquet",), "orc": ("orc",), "csv": ("text", "json"), "json": ("json",)}
 
 
-def _keep(listing: Listing, wanted: Wanted) -> None:
-    drop_partitions(listing, {n for n, values in listing.values.items() if not wanted(n, values)})
+def check_format(path: str, fmt: str) -> None:
+    """A JobError when the first bytes of the data file PATH do not fit FMT."""
+    found = sniff(path)
+    if found in _FITS[fmt]:
+        return
+    hint = {"parquet": "parquet", "orc": "orc", "json": "json", "text": "csv"}.get(found)
+    raise JobError(
+        f"{path} is not {fmt}: it looks like {_LOOKS_LIKE[found]}"
+        + (f" (give --format {hint})" if hint else "")
+    )
 
 
-def drop_partitions(listing: Listing, dropped: set[str]) -> None:
-    for name in dropped & set(listing.files):
-        del listing.files[name], listing.values[name]
+def guess_format(location: str) -> str:
+    """The format of the files at LOCATION, for a table registered without one: Parquet and
+    ORC are known by their first bytes; whether text is csv or json only the user can say."""
+    listing = list_files(location)
+    sample = next((path for files in listing.files.values() for path, size in files if size), None)
+    if sample is None:
+        raise OptionsError(
+            f"the table has no storage format in the metastore and no data at {location} to "
+            "tell it from; give --format parquet, orc, csv or json"
+        )
+    found = sniff(sample)
+    if found in ("parquet", "orc"):
+        return found
+    raise OptionsError(
+        f"the table has no storage format in the metastore, and {sample} looks like "
+        f"{_LOOKS_LIKE[found]}; give --format csv or json to read it and register its format"
+    )
 
 
-def describe(client: MetastoreClient, db: str, table: str) -> FileSource:
-    """The table DB.TABLE as the metastore describes it; its files are listed later
-    (list_partitions), once it is known which partitions to analyze."""
-    try:
-        found = client.call("get_table", db, table)
-    except t.NoSuchObjectException:
-        raise JobError(
-            f"{db}.{table} is not in the metastore at {client.uri}; give --path (and "
-            "--format) to register it"
-        ) from None
-    location, spec, columns = storage_of(found)
-    keys = [Column(k.name, k.type, None) for k in found.partitionKeys or []]
-    return FileSource(location, spec, columns, keys, Listing([k.name for k in keys], {}, {}))
+def describe(table: t.Table, fmt: str | None) -> tuple[FileSource, str | None]:
+    """TABLE as the metastore describes it, and the format to register for it when it has
+    none (a table of an older run of the job): FMT, or else what its files look like. Its
+    files are listed later (list_partitions), once the partitions to analyze are known."""
+    where = f"{table.dbName}.{table.tableName}"
+    keys = [Column(k.name, k.type, None) for k in table.partitionKeys or []]
+    params = table.parameters or {}
+    repair = None
+    if not has_storage(table.sd) and "spark.sql.sources.provider" not in params:
+        location = table.sd.location if table.sd is not None else None
+        if not location:
+            raise JobError(f"{where} has no location in the metastore; give --path")
+        repair = fmt or guess_format(location)
+        columns = [column_of(c.name, c.type) for c in table.sd.cols or []]
+        spec = ReadSpec(repair, header=repair == "csv", names=tuple(c.name for c in columns))
+    else:
+        location, spec, columns = storage_of(table)
+        if fmt is not None and fmt != spec.format:
+            raise OptionsError(f"{where} is registered as {spec.format}, not {fmt}")
+    listing = Listing([k.name for k in keys], {}, {})
+    where_at = (table.dbName, table.tableName)
+    return FileSource(location, spec, columns, keys, listing, where_at), repair
 
 
-def list_partitions(
-    client: MetastoreClient, source: FileSource, db: str, table: str, wanted: Wanted
-) -> None:
-    """Fill SOURCE's listing with the files of the WANTED partitions, each in its own folder
-    (or the table's when unpartitioned)."""
+def list_partitions(client: MetastoreClient, source: FileSource, chosen: list[str]) -> None:
+    """Fill SOURCE's listing with the files of the CHOSEN stored partitions, each in its
+    own folder (or the table's when unpartitioned)."""
     listing = source.listing
     if not source.keys:
         listing.files[""] = data_files(source.location)
         listing.values[""] = []
         return
-    stored = client.call("get_partition_names", db, table, -1)
-    chosen = [
-        name
-        for name in stored
-        if wanted(name, [_key_value(v) for _, v in names.parse_partition_name(name)])
-    ]
     base = source.location.rstrip("/")
+    db, table = source.table
     for start in range(0, len(chosen), PAGE):
         for part in client.call("get_partitions_by_names", db, table, chosen[start : start + PAGE]):
             name = names.make_partition_name([k.lower() for k in listing.keys], part.values)
             own = part.sd.location if part.sd is not None and part.sd.location else None
             listing.files[name] = data_files(own or f"{base}/{name}")
-            listing.values[name] = [_key_value(v) for v in part.values]
+            listing.values[name] = [key_value(v) for v in part.values]
 
 
-def _key_value(value: str) -> str | None:
+def drop_partitions(listing: Listing, dropped: set[str]) -> None:
+    for name in dropped & set(listing.files):
+        del listing.files[name], listing.values[name]
+        listing.folders.pop(name, None)
+
+
+def key_value(value: str) -> str | None:
+    """A stored partition value as the folder's: None for the default partition."""
     return None if value == names.DEFAULT_PARTITION_VALUE else value
 
 

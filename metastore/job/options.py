@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 from metastore import names
-from metastore.job.errors import JobError
+from metastore.job.errors import OptionsError
 from metastore.vocabulary import DEFAULT_ENGINE
 
 FORMATS = ("parquet", "orc", "csv", "json")
@@ -18,7 +18,7 @@ DEFAULT_SHARE = 0.05
 
 @dataclasses.dataclass(frozen=True)
 class AnalyzeOptions:
-    """The options of one run of the job; invalid combinations raise JobError.
+    """The options of one run of the job; invalid combinations raise OptionsError.
 
     At most one source: PATH (a folder of FORMAT files with Hive-style partition folders) or
     SPARK_TABLE (a table of the Spark catalog); with neither, the table's own files, found
@@ -31,7 +31,9 @@ class AnalyzeOptions:
     """The metastore, thrift://HOST:PORT."""
     path: str | None = None
     spark_table: str | None = None
-    format: str = "parquet"
+    format: str | None = None
+    """The files' format: with PATH (default parquet), or for a table registered without a
+    storage format (by older runs of the job), to set it."""
     schema: str | None = None
     """A DDL schema for csv and json, e.g. 'a INT, b STRING'."""
     partitions: tuple[str, ...] = ()
@@ -46,26 +48,40 @@ class AnalyzeOptions:
     """Find the values holding more than this share of a column's rows (None: do not)."""
     record_skew: tuple[str, ...] = ()
     """Columns whose skewed values become the table's SkewedInfo."""
+    strict: bool = False
+    """csv and json: fail on the first value that does not parse as its column's type,
+    instead of reading it as NULL and counting it."""
 
     def __post_init__(self) -> None:
         db, _, table = self.table.partition(".")
         if not db or not table or "." in table:
-            raise JobError(f"table {self.table!r} must be given as DB.TABLE")
+            raise OptionsError(f"table {self.table!r} must be given as DB.TABLE")
         if self.path is not None and self.spark_table is not None:
-            raise JobError(
+            raise OptionsError(
                 "give at most one source: a path or a Spark table (neither: the table's files, "
                 "found through the metastore)"
             )
-        if self.format not in FORMATS:
-            raise JobError(f"unknown format {self.format!r}; use one of {', '.join(FORMATS)}")
-        if self.path is not None and self.format in ("csv", "json") and not self.schema:
-            raise JobError(f"format {self.format} needs a schema, e.g. 'a INT, b STRING'")
+        if self.format is not None and self.format not in FORMATS:
+            raise OptionsError(f"unknown format {self.format!r}; use one of {', '.join(FORMATS)}")
+        if self.spark_table is not None and self.format is not None:
+            raise OptionsError("--format applies to files (--path, or the table's own files)")
+        if self.path is not None and self.file_format in ("csv", "json") and not self.schema:
+            raise OptionsError(
+                f"format {self.file_format} needs a schema, e.g. --schema 'a INT, b STRING'"
+            )
+        if self.schema is not None and self.path is None:
+            raise OptionsError("--schema applies to files under --path")
         if self.batch_size < 1:
-            raise JobError(f"the batch size must be at least 1, not {self.batch_size}")
+            raise OptionsError(f"the batch size must be at least 1, not {self.batch_size}")
         if self.skew is not None and not 0 < self.skew < 1:
-            raise JobError(f"the skew share must be between 0 and 1, not {self.skew}")
+            raise OptionsError(f"the skew share must be between 0 and 1, not {self.skew}")
         for spec in self.partitions:
             parse_partition_spec(spec)
+
+    @property
+    def file_format(self) -> str:
+        """The format of the files under PATH (parquet unless given)."""
+        return self.format or "parquet"
 
     @property
     def db_name(self) -> str:
@@ -89,7 +105,7 @@ def parse_partition_spec(spec: str) -> dict[str, str]:
     for part in re.split(r"[/,](?=[^/,=]+=)", spec):
         key, sep, value = part.partition("=")
         if not sep or not key.strip():
-            raise JobError(f"partition spec {spec!r}: {part!r} is not key=value")
+            raise OptionsError(f"partition spec {spec!r}: {part!r} is not key=value")
         value = value.strip().strip("'\"")
         out[names.unescape_path_name(key.strip()).lower()] = names.unescape_path_name(value)
     return out

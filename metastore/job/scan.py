@@ -33,6 +33,7 @@ from metastore.job import skew
 from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
 from metastore.job.files import Pieces, ReadSpec, Split, read_split
+from metastore.job.progress import Reporter, Sender
 from metastore.job.source import Column, Plan
 
 if TYPE_CHECKING:
@@ -41,6 +42,12 @@ if TYPE_CHECKING:
 
 TABLE = "__table__"
 """The key of the table-level basic statistics in the per-column merge."""
+EXAMPLES = 3
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else "(no message)"
 
 
 @dataclasses.dataclass
@@ -54,6 +61,12 @@ class Partial:
     files: int = 0
     bytes: int = 0
     raw_bytes: int = 0
+    unparsed: int = 0
+    """csv and json values that did not parse as their column's type (read as NULL)..."""
+    unparsed_files: int = 0
+    """... in this many files ..."""
+    examples: list[str] = dataclasses.field(default_factory=list)
+    """... such as these (file, row, column, text)."""
 
     def merge(self, other: Partial) -> Partial:
         """Combine OTHER into this Partial (in place) and return it."""
@@ -67,6 +80,9 @@ class Partial:
         self.files += other.files
         self.bytes += other.bytes
         self.raw_bytes += other.raw_bytes
+        self.unparsed += other.unparsed
+        self.unparsed_files += other.unparsed_files
+        self.examples = sorted(self.examples + other.examples)[:EXAMPLES]
         return self
 
     def by_column(self) -> Iterator[tuple[str, Partial]]:
@@ -76,7 +92,45 @@ class Partial:
             found = self.skew.get(column)
             yield column, Partial({column: state}, {column: found} if found else {})
         combos = {k: v for k, v in self.skew.items() if k not in self.states}
-        yield TABLE, Partial({}, combos, self.rows, self.files, self.bytes, self.raw_bytes)
+        yield (
+            TABLE,
+            Partial(
+                {},
+                combos,
+                self.rows,
+                self.files,
+                self.bytes,
+                self.raw_bytes,
+                self.unparsed,
+                self.unparsed_files,
+                self.examples,
+            ),
+        )
+
+
+@dataclasses.dataclass(frozen=True)
+class Unparsed:
+    """The csv and json values of a run that did not parse as their column's type."""
+
+    values: int = 0
+    files: int = 0
+    examples: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, table: Partial) -> Unparsed:
+        return cls(table.unparsed, table.unparsed_files, tuple(table.examples))
+
+    def text(self) -> str:
+        """The summary's line, e.g. '12 values in 3 files did not parse as their type ...'."""
+        values = f"{self.values:,} value{'s' if self.values != 1 else ''}"
+        files = f"{self.files:,} file{'s' if self.files != 1 else ''}"
+        example = f" (e.g. {self.examples[0]})" if self.examples else ""
+        verb = (
+            "did not parse as its type and was"
+            if self.values == 1
+            else ("did not parse as their type and were")
+        )
+        return f"{values} in {files} {verb} read as NULL{example}; --strict fails on them instead"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,24 +165,54 @@ def add_batch(
 
 
 def _file_task(
-    spec: ReadSpec, columns: Sequence[Column], skewed: SkewRequest, progress: Any
+    spec: ReadSpec,
+    columns: Sequence[Column],
+    skewed: SkewRequest,
+    progress: Any,
+    reporter: Reporter | None,
+    strict: bool,
 ) -> Callable[[Iterable[Split]], Iterator[tuple[str, Partial]]]:
     def run(splits: Iterable[Split]) -> Iterator[tuple[str, Partial]]:
         partials: dict[str, Partial] = {}
+        send = reporter.sender() if reporter is not None else None
+        try:
+            _read_splits(splits, partials, send)
+        finally:
+            if send is not None:
+                send.close()
+        for name, partial in partials.items():
+            if partial.rows:  # as Spark, a partition of empty files has no rows to show
+                yield name, partial
+
+    def _read_splits(
+        splits: Iterable[Split], partials: dict[str, Partial], send: Sender | None
+    ) -> None:
         for split in splits:
             partial = partials.setdefault(split.partition, Partial())
             pieces = Pieces()
-            for batch in read_split(split, spec, columns, pieces):
-                add_batch(partial, batch, columns, skewed)
+            try:
+                for batch in read_split(split, spec, columns, pieces, strict):
+                    add_batch(partial, batch, columns, skewed)
+                    if send is not None:
+                        send(split.index, pieces.fraction)
+                if send is not None:
+                    send(split.index, 1.0)
+            except JobError:
+                raise
+            except Exception as e:  # one line that names the file, for the driver to show
+                raise JobError(
+                    f"reading {split.path} failed: {type(e).__name__}: {_first_line(e)}"
+                ) from e
             partial.raw_bytes += pieces.raw_bytes
+            if pieces.unparsed and split.counts_file:
+                partial.unparsed += pieces.unparsed
+                partial.unparsed_files += 1
+                partial.examples = sorted(partial.examples + pieces.examples)[:EXAMPLES]
             if split.counts_file:
                 partial.files += 1
                 partial.bytes += split.size
             if progress is not None:
                 progress.add((split.size if split.counts_file else 0, split.share))
-        for name, partial in partials.items():
-            if partial.rows:  # as Spark, a partition of empty files has no rows to show
-                yield name, partial
 
     return run
 
@@ -140,11 +224,15 @@ def scan_files(
     plan: Plan,
     skewed: SkewRequest,
     progress: Any,
+    strict: bool = False,
+    reporter: Reporter | None = None,
 ) -> RDD[tuple[str, Partial]]:
     """The map side over file SPLITS: (partition name, Partial) per task and partition.
-    PROGRESS is a Spark accumulator of (bytes, partitions) done, or None."""
+    PROGRESS is a Spark accumulator of (bytes, partitions) done, or None, REPORTER where
+    tasks send how far they have read (metastore.job.progress); STRICT: a text value that
+    does not parse as its type fails the run."""
     groups = task_groups(splits, spark.sparkContext.defaultParallelism)
-    task = _file_task(spec, plan.columns, skewed, progress)
+    task = _file_task(spec, plan.columns, skewed, progress, reporter, strict)
     rdd = spark.sparkContext.parallelize(groups, max(1, len(groups)))
     return rdd.mapPartitions(lambda tasks: task(split for group in tasks for split in group))
 
@@ -236,7 +324,8 @@ class Merged:
             with task_errors():
                 yield from self.partitions.toLocalIterator(prefetchPartitions=True)
         finally:
-            self.partitions.unpersist()
+            with contextlib.suppress(Exception):  # Spark may be stopped already (interrupted)
+                self.partitions.unpersist()
 
 
 @contextlib.contextmanager
@@ -251,7 +340,7 @@ def task_errors() -> Iterator[None]:
         found = re.search(r"JobError: (.*)", str(e))
         if found is None:
             raise
-        raise JobError(found.group(1).strip()) from None
+        raise JobError(found.group(1).strip()) from e
 
 
 def merge(partials: RDD[tuple[str, Partial]], expected_partitions: int, batch: int) -> Merged:

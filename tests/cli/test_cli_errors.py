@@ -138,7 +138,6 @@ def test_analyze_checks_the_metastore_and_the_path_before_spark(
     [
         ("nonsense", EXIT_USAGE, "must look like sqlite:///PATH"),
         ("oracle+nothing://x/y", EXIT_USAGE, "unknown database in the URL"),
-        ("sqlite:////no/such/folder/m.db", EXIT_FAILED, "does its folder exist"),
         (
             "postgresql+psycopg://postgres@127.0.0.1:{closed}/x",
             EXIT_FAILED,
@@ -150,11 +149,60 @@ def test_analyze_checks_the_metastore_and_the_path_before_spark(
 def test_unusable_database_urls(
     capsys: pytest.CaptureFixture[str], command: str, url: str, code: int, message: str
 ) -> None:
-    extra = ["--revision", "base"] if command == "downgrade" else []
+    extra = ["--revision", "base", "--yes"] if command == "downgrade" else []
     got, _, err = run(capsys, "db", command, "--db", url.format(closed=_closed_port()), *extra)
     assert got == code
     assert err.startswith(f"metastore db {command}: error: ") and err.count("\n") == 1, err
     assert message in err
+
+
+@pytest.mark.parametrize(
+    ("command", "code", "stream", "message"),
+    [
+        ("upgrade", EXIT_FAILED, "err", "does its folder exist"),
+        ("current", EXIT_OK, "out", "no database file yet"),
+        ("check", EXIT_FAILED, "out", "no database file; run `metastore db upgrade`"),
+        ("downgrade", EXIT_FAILED, "err", "no database at /no/such/folder/m.db"),
+    ],
+)
+def test_a_sqlite_file_in_a_missing_folder(
+    capsys: pytest.CaptureFixture[str], command: str, code: int, stream: str, message: str
+) -> None:
+    extra = ["--revision", "base", "--yes"] if command == "downgrade" else []
+    got, out, err = run(capsys, "db", command, "--db", "sqlite:////no/such/folder/m.db", *extra)
+    assert got == code
+    assert message in (out if stream == "out" else err)
+    assert (out if stream == "out" else err).count("\n") == 1
+
+
+def test_downgrade_to_base_asks_first(tmp_path: Path) -> None:
+    """Without a terminal and without --yes, dropping every table is refused (exit 2) and
+    the database keeps its schema; with --yes it is done."""
+    url = f"sqlite:///{tmp_path / 'm.db'}"
+    migrate.upgrade(url)
+    command = [sys.executable, "-m", "metastore.cli", "db", "downgrade", "--db", url]
+    done = subprocess.run(
+        [*command, "--revision", "base"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == EXIT_USAGE, done.stderr
+    assert done.stderr == (
+        f"metastore db downgrade: error: --revision base drops every table of {url} with all "
+        "its data; add --yes to do it without a terminal to confirm on\n"
+    )
+    assert migrate.current_revision(url) == migrate.head_revision()
+    done = subprocess.run(
+        [*command, "--revision", "base", "--yes"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert migrate.current_revision(url) is None
 
 
 def test_serve_with_an_unusable_database_is_one_line(tmp_path: Path) -> None:
@@ -213,8 +261,11 @@ def test_db_check_downgrade_and_upgrade(
     capsys: pytest.CaptureFixture[str], database_url: str
 ) -> None:
     code, out, _ = run(capsys, "db", "check", "--db", database_url)
-    assert code == EXIT_FAILED and "the schema differs from the models" in out
-    assert "run `metastore db upgrade` to migrate it" in out
+    if database_url.startswith("sqlite"):  # the file does not exist yet, and is not made
+        assert code == EXIT_FAILED and "no database file; run `metastore db upgrade`" in out
+    else:
+        assert code == EXIT_FAILED and "the schema differs from the models" in out
+        assert "run `metastore db upgrade` to migrate it" in out
     assert run(capsys, "db", "upgrade", "--db", database_url)[0] == EXIT_OK
     code, out, _ = run(capsys, "db", "check", "--db", database_url)
     assert code == EXIT_OK and out.endswith(": the schema matches the models\n")
@@ -233,7 +284,9 @@ def test_db_check_downgrade_and_upgrade(
     assert code == EXIT_FAILED and "run `metastore db upgrade` to migrate it" in out
     assert f"revision is 0004, not the newest ({migrate.head_revision()})" in out
     command.stamp(migrate.alembic_config(database_url), "head")
-    code, out, _ = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "base")
+    code, out, _ = run(
+        capsys, "db", "downgrade", "--db", database_url, "--revision", "base", "--yes"
+    )
     assert code == EXIT_OK and out.endswith("is at revision (empty)\n")
     code, _, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "zzz")
     assert code == EXIT_FAILED and "migration: Can't locate revision identified by 'zzz'" in err

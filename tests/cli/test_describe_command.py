@@ -219,7 +219,7 @@ def test_without_histograms_from_the_server_it_says_how_to_get_them(
         ),
         (("{db}.orders", "--partition", "hr=1"), EXIT_USAGE, "must give a value for each key"),
         (("{db}.plain", "--partition", "ds=1"), EXIT_FAILED, "is not partitioned"),
-        (("{db}.orders", "--partition", "ds"), EXIT_FAILED, "'ds' is not key=value"),
+        (("{db}.orders", "--partition", "ds"), EXIT_USAGE, "'ds' is not key=value"),
         (("{db}.orders", "--bins", "0"), EXIT_USAGE, "--bins must be at least 1"),
         (("orders",), EXIT_USAGE, "must be given as DB.TABLE"),
     ],

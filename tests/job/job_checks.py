@@ -57,10 +57,17 @@ def run_job(
     spark: SparkSession, server: RunningServer, table: str, *options: str
 ) -> dict[str, t.ColumnStatisticsObj]:
     """metastore analyze TABLE --uri ... OPTIONS, in this process."""
+    return run_job_result(spark, server, table, *options).table_stats
+
+
+def run_job_result(
+    spark: SparkSession, server: RunningServer, table: str, *options: str
+) -> analyze.AnalyzeResult:
+    """metastore analyze TABLE --uri ... OPTIONS, in this process: what it returns."""
     parser = argparse.ArgumentParser()
     analyze_command.add_arguments(parser)
     args = parser.parse_args([table, "--uri", f"thrift://127.0.0.1:{server.port}", *options])
-    return analyze.run(spark, analyze_command.options(args)).table_stats
+    return analyze.run(spark, analyze_command.options(args))
 
 
 def new_db() -> str:

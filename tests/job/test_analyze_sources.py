@@ -26,12 +26,15 @@ from job_checks import (
     new_db,
     partition_stats,
     run_job,
+    run_job_result,
     table_stats,
+    union_member,
     write_parts,
 )
 from pyspark.sql import SparkSession
 
 from hive_metastore_thrift import ttypes as t
+from metastore.job.analyze import summary_text
 from metastore.job.errors import JobError
 from metastore.stats import accurate
 
@@ -421,11 +424,14 @@ def test_unsupported_storage_is_a_clear_error(
         run_job(spark, server, f"{db}.missing")
 
 
-def test_text_that_is_not_of_the_column_type_is_a_clear_error(
+def test_text_that_is_not_of_the_column_type_is_null_and_counted_or_with_strict_an_error(
     client: Any, spark: SparkSession, server: RunningServer, tmp_path: Path
 ) -> None:
+    """As Spark reads text: a value that does not parse is NULL, counted with an example;
+    with --strict the run fails on it, naming the file, the row and the column."""
     (tmp_path / "t").mkdir()
-    (tmp_path / "t" / "000000_0").write_text("1,a\n2,b\nthree,c\n", encoding="utf-8")
+    data = tmp_path / "t" / "000000_0"
+    data.write_text("1,a\n2,b\nthree,c\n4\n", encoding="utf-8")
     columns = [Col("i", pa.int32(), "int", "long"), Col("s", pa.string(), "string", "string")]
     db = new_db()
     register(
@@ -438,8 +444,19 @@ def test_text_that_is_not_of_the_column_type_is_a_clear_error(
         serde=LAZY,
         serde_params={"field.delim": ","},
     )
-    with pytest.raises(JobError, match=r"^column i \(int\): .*three"):
-        run_job(spark, server, f"{db}.t")
+    result = run_job_result(spark, server, f"{db}.t")
+    assert (result.unparsed.values, result.unparsed.files) == (2, 1)  # three; row 4 is short
+    assert result.unparsed.examples[0] == f"{data} row 3, column i: 'three'"
+    assert "2 values in 1 file did not parse as their type" in summary_text(result)
+    stats = {o.colName: union_member(o) for o in result.table_stats.values()}
+    assert (stats["i"].numNulls, stats["i"].lowValue, stats["i"].highValue) == (1, 1, 4)
+    assert stats["s"].numNulls == 1
+    assert client.get_table(db, "t").parameters["numRows"] == "4"
+    with pytest.raises(JobError, match=rf"^{data} row 4: '4' has 1 field\(s\), the table 2 "):
+        run_job(spark, server, f"{db}.t", "--strict")
+    data.write_text("1,a\n2,b\nthree,c\n", encoding="utf-8")
+    with pytest.raises(JobError, match=rf"^{data} row 3, column i: 'three' does not parse as int"):
+        run_job(spark, server, f"{db}.t", "--strict")
 
 
 def test_data_outside_partition_folders_is_a_clear_error(

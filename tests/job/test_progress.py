@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import io
 import logging
+import time
 
 import pytest
 
-from metastore.job.progress import Progress, duration_text, size_text
+from metastore.job.files import Split
+from metastore.job.progress import Channel, Progress, Reporter, duration_text, size_text
 
 
 class Clock:
@@ -45,8 +47,11 @@ def test_terminal_bar_shows_partitions_bytes_rate_and_time_left() -> None:
     progress.finish()
     assert out.getvalue().endswith(
         "[####################] 1,000/1,000 partitions  200.0 MiB/200.0 MiB  5.0 MiB/s  "
-        "done\x1b[K\n"
+        "read; writing the statistics\x1b[K\n"
     )
+    assert "done" not in out.getvalue()  # not before the statistics are written
+    progress.done(1000)
+    assert out.getvalue().endswith("200.0 MiB/200.0 MiB  5.0 MiB/s  done\x1b[K\n")
 
 
 def test_a_partition_counts_once_all_its_pieces_are_read() -> None:
@@ -65,9 +70,37 @@ def test_without_a_terminal_it_logs_a_line_every_ten_seconds(
         clock.now += 1
         progress.update(step / 3, step * 40)
     progress.finish()
+    progress.done(10)
     lines = [r.getMessage() for r in caplog.records]
     assert out.getvalue() == ""
-    assert len(lines) == 4  # at 1 s, 11 s, 21 s, and the end
+    assert len(lines) == 5  # at 1 s, 11 s, 21 s, the end of the scan, the end of the writes
     assert lines[0].startswith("scan: [") and "0/10 partitions" in lines[0]
     assert "7/10 partitions  840 B/1000 B" in lines[2]
-    assert lines[-1].endswith("left") or lines[-1].endswith("done")
+    assert lines[3].endswith("writing the statistics")
+    assert lines[4].endswith("done")
+
+
+def test_tasks_report_how_far_they_have_read_through_the_channel() -> None:
+    """The bytes of a split move with the fraction its task reports, before the task ends;
+    reports of another run (another token) are ignored."""
+    splits = [
+        Split("/d/a", 1000, "ds=a", share=1.0, index=0),
+        Split("/d/b", 3000, "ds=b", share=0.75, index=1),
+        Split("/d/b", 3000, "ds=b", row_groups=(1,), counts_file=False, share=0.25, index=2),
+    ]
+    channel = Channel("127.0.0.1")
+    try:
+        send = channel.reporter.sender()
+        send(0, 0.5)
+        send(1, 0.2)  # within REPORT_EVERY of the last: not sent
+        send(1, 1.0)  # a split's end always is
+        send.close()
+        stranger = Reporter("127.0.0.1", channel.reporter.port, b"12345678").sender()
+        stranger(2, 1.0)
+        stranger.close()
+        channel.receive(time.monotonic() + 1.0)
+        done_bytes, partitions = channel.read(splits, [1000, 3000, 1000])
+        assert channel.fractions == {0: 0.5, 1: 1.0}
+        assert (done_bytes, partitions) == (500 + 3000, 0.5 + 0.75)
+    finally:
+        channel.close()

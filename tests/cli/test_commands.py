@@ -1,0 +1,221 @@
+"""The `metastore` command as a user meets it: `--version`, `ls`, $METASTORE_URI for every
+command that takes --uri, `serve`'s start-up failures (in plain words, exit 2, nothing
+created), and a reader that closes the output early."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_runs import metastore
+from conftest import RunningServer, connect
+
+from hive_metastore_thrift import ttypes as t
+from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+
+def _table(client: object, db: str, name: str, columns: int, keys: list[str]) -> None:
+    cols = [t.FieldSchema(f"c{i}", "bigint", None) for i in range(columns)]
+    sd = t.StorageDescriptor(
+        cols=cols,
+        location=None,
+        inputFormat="org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+        serdeInfo=t.SerDeInfo(
+            serializationLib="org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            parameters={},
+        ),
+        bucketCols=[],
+        sortCols=[],
+        parameters={},
+        numBuckets=-1,
+    )
+    client.create_table(  # type: ignore[attr-defined]
+        t.Table(
+            tableName=name,
+            dbName=db,
+            sd=sd,
+            parameters={"numRows": "1234", "totalSize": "2048", "transient_lastDdlTime": "0"},
+            tableType="MANAGED_TABLE",
+            partitionKeys=[t.FieldSchema(k, "string", None) for k in keys],
+        )
+    )
+
+
+@pytest.fixture
+def listed(server: RunningServer, db_name: str) -> str:
+    """DB_NAME with a partitioned table (two partitions) and an unpartitioned one."""
+    client, transport = connect(server.port)
+    try:
+        client.create_database(t.Database(name=db_name, parameters={}))
+        _table(client, db_name, "events", 2, ["ds"])
+        _table(client, db_name, "plain", 3, [])
+        for day, rows in (("2024-01-01", "10"), ("2024-01-02", "20")):
+            client.add_partition(
+                t.Partition(
+                    values=[day],
+                    dbName=db_name,
+                    tableName="events",
+                    parameters={"numRows": rows, "transient_lastDdlTime": "86400"},
+                )
+            )
+    finally:
+        transport.close()
+    return db_name
+
+
+def test_version() -> None:
+    done = metastore("--version")
+    assert done.returncode == EXIT_OK
+    assert done.stdout == "metastore 0.1.0\n"
+
+
+def test_ls_lists_databases_tables_and_partitions(server: RunningServer, listed: str) -> None:
+    env = {"METASTORE_URI": f"thrift://127.0.0.1:{server.port}"}  # no --uri: the variable's
+    done = metastore("ls", env=env)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert done.stdout.splitlines()[0].split() == ["database", "tables", "location"]
+    assert any(line.split()[:2] == [listed, "2"] for line in done.stdout.splitlines())
+    done = metastore("ls", listed, env=env)
+    assert done.returncode == EXIT_OK, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].split() == [
+        "table", "type", "format", "partitions", "numRows", "numFiles", "totalSize",
+        "rawDataSize", "accurate", "changed",
+    ]  # fmt: skip
+    assert lines[2].split() == [
+        "events", "MANAGED_TABLE", "parquet", "2", "1,234", "-", "2.0", "KiB", "-", "no",
+        "1970-01-01", "00:00:00",
+    ]  # fmt: skip
+    done = metastore("ls", f"{listed}.events", "--json", env=env)
+    assert done.returncode == EXIT_OK, done.stderr
+    assert json.loads(done.stdout) == [
+        {
+            "partition": "ds=2024-01-01",
+            "numRows": 10,
+            "numFiles": None,
+            "totalSize": None,
+            "rawDataSize": None,
+            "accurate": False,
+            "changed": "1970-01-02 00:00:00",
+        },
+        {
+            "partition": "ds=2024-01-02",
+            "numRows": 20,
+            "numFiles": None,
+            "totalSize": None,
+            "rawDataSize": None,
+            "accurate": False,
+            "changed": "1970-01-02 00:00:00",
+        },
+    ]
+    done = metastore("ls", f"{listed}.plain", env=env)
+    assert done.returncode == EXIT_OK and done.stdout.splitlines()[2].startswith(listed)
+    done = metastore("ls", f"{listed}.nothing", env=env)
+    assert done.returncode == EXIT_FAILED
+    assert done.stderr == (
+        f"metastore ls: error: no table {listed}.nothing in thrift://127.0.0.1:{server.port}; "
+        f"{listed} has events, plain\n"
+    )
+    done = metastore("ls", "a.b.c", env=env)
+    assert done.returncode == EXIT_USAGE
+
+
+def test_every_command_with_uri_reads_metastore_uri(server: RunningServer, listed: str) -> None:
+    closed = _closed_port()
+    env = {"METASTORE_URI": f"thrift://127.0.0.1:{closed}"}
+    for argv in (["ping"], ["ls"], ["describe", f"{listed}.events"], ["analyze", "a.b"]):
+        done = metastore(*argv, env=env)
+        assert done.returncode == EXIT_FAILED, argv
+        assert f"cannot reach the metastore at thrift://127.0.0.1:{closed}" in done.stderr, argv
+    done = metastore("demo", env=env)
+    assert done.returncode == EXIT_FAILED
+    assert done.stdout.startswith(f"[1/5] using the metastore at thrift://127.0.0.1:{closed}")
+    env = {"METASTORE_URI": f"thrift://127.0.0.1:{server.port}"}
+    done = metastore("describe", f"{listed}.events", env=env)
+    assert done.returncode == EXIT_OK, done.stderr
+
+
+def test_a_reader_that_closes_the_output_early_ends_the_command_quietly(
+    server: RunningServer, db_name: str
+) -> None:
+    """`metastore describe DB.T | head -3` on a table whose description is larger than
+    the pipe's buffer: no BrokenPipeError, exit 0."""
+    client, transport = connect(server.port)
+    try:
+        client.create_database(t.Database(name=db_name, parameters={}))
+        _table(client, db_name, "wide", 3000, [])
+    finally:
+        transport.close()
+    done = subprocess.run(
+        f"{sys.executable} -m metastore.cli describe {db_name}.wide "
+        f"--uri thrift://127.0.0.1:{server.port} | head -3; exit ${{PIPESTATUS[0]}}",
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == EXIT_OK, done.stderr
+    assert done.stderr == ""
+    assert done.stdout.splitlines()[0] == f"# {db_name}.wide"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (
+            ("--host", "127.0.0.1", "--port", "{busy}"),
+            "cannot listen on 127.0.0.1:{busy}: the port is in use (another metastore serve?); "
+            "choose another with --port",
+        ),
+        (("--port", "70000"), "cannot listen on 0.0.0.0:70000: a port is a number from 0 to 65535"),
+        (
+            ("--host", "no-such-host.invalid", "--port", "0"),
+            "cannot listen on no-such-host.invalid:0: no-such-host.invalid is not a known host "
+            "name or address (--host)",
+        ),
+        (
+            ("--host", "203.0.113.77", "--port", "0"),  # TEST-NET-3: nobody's address
+            "cannot listen on 203.0.113.77:0: 203.0.113.77 is not an address of this machine "
+            "(--host)",
+        ),
+    ],
+)
+def test_serve_start_up_failures_are_plain_and_create_nothing(
+    tmp_path: Path, flags: tuple[str, ...], message: str
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = str(busy.getsockname()[1])
+        home = tmp_path / "home"
+        done = metastore(
+            "serve", *(f.format(busy=port) for f in flags), env={"METASTORE_HOME": str(home)}
+        )
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr == f"metastore serve: error: {message.format(busy=port)}\n"
+    assert not home.exists()  # no database file, no folder
+
+
+@pytest.mark.parametrize(
+    "url", ["mysql+pymysql://u@localhost/db", "sqlite+pysqlcipher:///x.db", "oracle://u@h/d"]
+)
+def test_serve_refuses_an_unsupported_database(tmp_path: Path, url: str) -> None:
+    done = metastore("serve", "--db", url, "--port", "0", env={"METASTORE_HOME": str(tmp_path)})
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.startswith("metastore serve: error: unsupported database ")
+    assert done.stderr.count("\n") == 1
+    assert os.listdir(tmp_path) == []

@@ -31,7 +31,7 @@ import pyarrow.flight as flight
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.orm import Session
 
-from metastore import names
+from metastore import arrow_types, names
 from metastore.errors import InvalidObject, NotFound
 from metastore.flight import types
 from metastore.flight.wire import compressed, pack
@@ -260,7 +260,7 @@ def _shape(
 
 def _column(where: str, name: str, hive_type: str, comment: str | None) -> Column:
     try:
-        arrow = types.arrow_type(hive_type)
+        arrow = arrow_types.arrow_type(hive_type)
     except HiveTypeError as e:
         log.warning("%s: column %s reads as NULL: %s", where, name, e)
         arrow = pa.null()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
@@ -22,9 +21,10 @@ from urllib.parse import unquote, urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from metastore import names
+from metastore import arrow_types, names
 from metastore.job.errors import JobError
 from metastore.job.text import Text, read_text
+from metastore.vocabulary import HiveTypeError, base_type
 
 if TYPE_CHECKING:
     from metastore.job.source import Column
@@ -264,36 +264,23 @@ def _row_group_pieces(path: str) -> list[tuple[tuple[int, ...], int]]:
 # Types
 
 
-_DECIMAL = re.compile(r"decimal\((\d+),\s*(\d+)\)")
-_HIVE_TO_ARROW: dict[str, pa.DataType] = {
-    "boolean": pa.bool_(),
-    "tinyint": pa.int8(),
-    "smallint": pa.int16(),
-    "int": pa.int32(),
-    "integer": pa.int32(),
-    "bigint": pa.int64(),
-    "float": pa.float32(),
-    "double": pa.float64(),
-    "string": pa.string(),
-    "binary": pa.binary(),
-    "date": pa.date32(),
-    "timestamp": pa.timestamp("us"),
-}
+# The types the job reads from text files (csv, json, delimited text).
+_TEXT_TYPES = frozenset(
+    {
+        *("boolean", "tinyint", "smallint", "int", "bigint", "float", "double"),
+        *("decimal", "string", "varchar", "char", "binary", "date", "timestamp"),
+    }
+)
 
 
 def arrow_type(hive_type: str) -> pa.DataType:
-    """The Arrow type a column of HIVE_TYPE is read as (a primitive type)."""
-    lowered = hive_type.lower().replace(" ", "")
-    match = _DECIMAL.fullmatch(lowered)
-    if match:
-        return pa.decimal128(int(match[1]), int(match[2]))
-    if lowered == "decimal":
-        return pa.decimal128(10, 0)
-    if lowered.startswith(("varchar", "char")):
-        return pa.string()
-    if lowered in _HIVE_TO_ARROW:
-        return _HIVE_TO_ARROW[lowered]
-    raise JobError(f"the job cannot read columns of type {hive_type} from text files")
+    """The Arrow type a column of HIVE_TYPE is read as from text files (a primitive type)."""
+    if base_type(hive_type) not in _TEXT_TYPES:
+        raise JobError(f"the job cannot read columns of type {hive_type} from text files")
+    try:
+        return arrow_types.arrow_type(hive_type)
+    except HiveTypeError as e:
+        raise JobError(f"the job cannot read columns of type {hive_type}: {e}") from None
 
 
 def hive_type_of(arrow: pa.DataType) -> str:

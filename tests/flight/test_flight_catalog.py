@@ -14,7 +14,8 @@ from conftest import RunningServer
 from flight_tables import CATALOG, DB, FlightStack, hive_db, start
 from metadata_builders import fields, partition, storage, table
 
-from metastore.flight.types import arrow_type, duckdb_type
+from metastore.arrow_types import arrow_type
+from metastore.flight.types import duckdb_type
 
 
 @pytest.fixture(scope="module")

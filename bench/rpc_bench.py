@@ -45,7 +45,6 @@ from rpc_workload import CALLS, Plans, Workload, run_load
 from timing import Timing, progress, since
 
 from metastore.config import Settings
-from metastore.hms import cache
 from metastore.hms.handler import Handler
 from metastore.hms.server import MetastoreServer
 from metastore.store import migrate, transactions
@@ -93,21 +92,16 @@ def last_handler_timings(
 
 
 @contextlib.contextmanager
-def our_server(
-    url: str, timings: Path, cache_size: int = 0, also_cached: Sequence[str] = ()
-) -> Iterator[int]:
+def our_server(url: str, timings: Path, cache_size: int = 0) -> Iterator[int]:
     """Our server with default settings (no bit vectors), with a cache of answers of
     CACHE_SIZE bytes (0: none, every call reads the database), in a process of its own, as
     it is deployed and as HMS runs, on a free loopback port; yields the port. When it stops
-    it writes its handler timings to TIMINGS. ALSO_CACHED: calls of a table's db_name and
-    tbl_name that the cache leaves out, served through it here (to measure what it would
-    cost)."""
+    it writes its handler timings to TIMINGS."""
     port = free_port()
     process = subprocess.Popen(
         [
             *(sys.executable, __file__, "--serve", url, "--port", str(port)),
             *("--timings", str(timings), "--cache-size", str(cache_size)),
-            *(f"--also-cached={call}" for call in also_cached),
         ],
         stdout=subprocess.DEVNULL,
         start_new_session=True,
@@ -119,10 +113,8 @@ def our_server(
         stop_process(process)
 
 
-def serve(url: str, port: int, timings: Path, cache_size: int, also: Sequence[str]) -> int:
+def serve(url: str, port: int, timings: Path, cache_size: int) -> int:
     """The --serve mode: our server in this process, its handler clocked, until SIGTERM."""
-    for call in also:
-        cache.CACHED[call] = cache.by_db_and_table
     engine = transactions.create_engine(url, pool_size=4)
     # The warehouse (the `default` database's folder) beside the timings, in a temp dir.
     handler = Handler(
@@ -251,7 +243,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--timings", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--cache-size", type=int, default=0, help=argparse.SUPPRESS)
-    parser.add_argument("--also-cached", action="append", default=[], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     unknown = set(args.backends) - {"sqlite", "postgresql", "hms"}
@@ -270,7 +261,7 @@ def _exit_on_sigterm(signum: int, _frame: FrameType | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.serve:
-        return serve(args.serve, args.port, args.timings, args.cache_size, args.also_cached)
+        return serve(args.serve, args.port, args.timings, args.cache_size)
     load_at_start = load()[0]
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     w = Workload(parts=args.parts, cols=args.cols)

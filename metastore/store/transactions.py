@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy import event
+from sqlalchemy import Connection, event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
@@ -114,6 +114,13 @@ class Transactions:
             if engine.dialect.name == "postgresql"
             else engine
         )
+
+    def read(self, work: Callable[[Connection], T]) -> T:
+        """WORK(connection) on a connection of reads, once, without a session: for one
+        statement on the path of every call, where a session's work would cost more than
+        the statement (metastore.hms.processor's versions)."""
+        with self._read_engine.connect() as connection:
+            return work(connection)
 
     def run(self, work: Callable[[Session], T], *, name: str, write: bool) -> T:
         """WORK(session) in one transaction (for a read on PostgreSQL, one per statement: see

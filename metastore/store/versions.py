@@ -25,7 +25,7 @@ import hashlib
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select, text, tuple_
+from sqlalchemy import Connection, Select, bindparam, func, select, text, tuple_
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
@@ -97,14 +97,16 @@ TableName = tuple[str, str, str]
 """(catalog, database, table), as stored (lower case)."""
 
 
-def read(s: Session, tables: Iterable[TableName]) -> dict[TableName, tuple[int, int | None]]:
+def read(
+    connection: Connection, tables: Iterable[TableName]
+) -> dict[TableName, tuple[int, int | None]]:
     """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement; VERSION is
     None for a table without one (created by a server older than schema 0005: it gets one
     at its next change)."""
     wanted = sorted(set(tables))
     if not wanted:
         return {}
-    rows = s.connection().execute(_read_statement(), {"names": wanted})
+    rows = connection.execute(_read_statement(), {"names": wanted})
     return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}
 
 

@@ -347,7 +347,7 @@ def test_reading_the_versions_of_the_tables_of_a_call_is_one_statement(
     with Session(engine) as s:
         s.connection()  # SQLite's dialect asks a question when it first connects
         statements.clear()
-        found = versions.read(s, [*names, ("hive", tables.db, "missing")])
+        found = versions.read(s.connection(), [*names, ("hive", tables.db, "missing")])
     assert len(statements) == 1
     assert set(found) == set(names)
     assert all(version is not None for _, version in found.values())

@@ -37,7 +37,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
-from rpc_bench import our_server, postgres_database, postgres_problem, sqlite_database
+from rpc_bench import our_databases, our_server
 from rpc_workload import connect
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport import TTransport
@@ -45,7 +45,6 @@ from timing import Plan, Timing, measure, progress
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore.store import migrate
 
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DB, TABLE = "bench", "events"
@@ -191,22 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     backends = args.backends.split(",")
     results: dict[str, dict[str, Measured]] = {}
     with tempfile.TemporaryDirectory(prefix="colstats-bench-") as warehouse:
-        for backend in ("sqlite", "postgresql"):
-            if backend not in backends:
-                continue
-            if backend == "postgresql" and (problem := postgres_problem(PG_ADMIN_URL)):
-                progress(f"postgresql skipped: {problem}")
-                continue
-            database = sqlite_database() if backend == "sqlite" else postgres_database(PG_ADMIN_URL)
-            with database as url:
-                migrate.upgrade(url)
-                # Cold: without a cache, every call reads the database; warm: answers from
-                # the cache of answers of a second server on the same database.
-                cold, warm = f"{backend} cold", f"{backend} warm"
-                with our_server(url, Path(warehouse) / f"{backend}.json") as port:
-                    results[cold] = run(cold, port, args, f"{warehouse}/{backend}")
-                with our_server(url, Path(warehouse) / f"{backend}-warm.json", CACHE) as port:
-                    results[warm] = run(warm, port, args)
+        for backend, url in our_databases(backends, PG_ADMIN_URL):
+            # Cold: without a cache, every call reads the database; warm: answers from the
+            # cache of answers of a second server on the same database.
+            cold, warm = f"{backend} cold", f"{backend} warm"
+            with our_server(url, Path(warehouse) / f"{backend}.json") as port:
+                results[cold] = run(cold, port, args, f"{warehouse}/{backend}")
+            with our_server(url, Path(warehouse) / f"{backend}-warm.json", CACHE) as port:
+                results[warm] = run(warm, port, args)
         if "hms" in backends:
             progress("hms: starting Hive Metastore 2.3.10")
             with hive_metastore(pyspark_jars()) as (port, home):

@@ -41,13 +41,12 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
-from rpc_bench import our_server, postgres_database, postgres_problem, sqlite_database
+from rpc_bench import our_databases, our_server
 from rpc_workload import connect
 from timing import Plan, Timing, measure, progress
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore.store import migrate
 
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 DB, TABLE, ADDED = "planner", "sales", "added"
@@ -292,21 +291,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="colstats-bench-") as tmp:
         warehouse = Path(tmp)
-        for backend in ("sqlite", "postgresql"):
-            if backend not in backends:
-                continue
-            if backend == "postgresql" and (problem := postgres_problem(PG_ADMIN_URL)):
-                progress(f"postgresql skipped: {problem}")
-                continue
-            database = sqlite_database() if backend == "sqlite" else postgres_database(PG_ADMIN_URL)
-            with database as url:
-                migrate.upgrade(url)
-                with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
-                    results[f"{backend} cold"] = run(
-                        f"{backend} cold", ports, args, str(warehouse / backend)
-                    )
-                with two_servers(url, warehouse / f"{backend}-warm", CACHE) as ports:
-                    results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None)
+        for backend, url in our_databases(backends, PG_ADMIN_URL):
+            with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
+                results[f"{backend} cold"] = run(
+                    f"{backend} cold", ports, args, str(warehouse / backend)
+                )
+            with two_servers(url, warehouse / f"{backend}-warm", CACHE) as ports:
+                results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None)
         if "hms" in backends:
             progress("hms: starting Hive Metastore 2.3.10")
             with hive_metastore(pyspark_jars()) as (port, home):

@@ -155,6 +155,22 @@ def postgres_database(admin_url: str) -> Iterator[str]:
         admin.dispose()
 
 
+def our_databases(backends: Sequence[str], admin_url: str) -> Iterator[tuple[str, str]]:
+    """(backend, URL) of a new database with the schema, for each of ours in BACKENDS
+    (sqlite, postgresql) in turn; PostgreSQL left out, with a line saying why, when it
+    cannot be reached. Each database is removed once the next is yielded."""
+    for backend in ("sqlite", "postgresql"):
+        if backend not in backends:
+            continue
+        if backend == "postgresql" and (problem := postgres_problem(admin_url)):
+            progress(f"postgresql skipped: {problem}")
+            continue
+        database = sqlite_database() if backend == "sqlite" else postgres_database(admin_url)
+        with database as url:
+            migrate.upgrade(url)
+            yield backend, url
+
+
 def postgres_problem(admin_url: str) -> str | None:
     """Why PostgreSQL at ADMIN_URL cannot be used, or None."""
     engine = sa.create_engine(admin_url)

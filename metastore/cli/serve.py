@@ -178,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
     security = build_security(settings)  # an unusable keytab or certificate: before anything
     check_database(settings.database_url(create=False))
     listener = listen(settings.host, settings.port)  # before the database is touched
+    if settings.flight_port is not None:  # in plain words too, before the database
+        listen(settings.host, settings.flight_port, option="--flight-port").close()
     try:
         url = settings.database_url()
         if settings.migrate:
@@ -265,9 +267,9 @@ def check_database(url: str) -> None:
         )
 
 
-def listen(host: str, port: int) -> socket.socket:
+def listen(host: str, port: int, option: str = "--port") -> socket.socket:
     """The server's listening socket on HOST:PORT; a CliError (exit 2) in plain words when
-    it cannot be had."""
+    it cannot be had, naming the OPTION that chose the port."""
     where = f"{host}:{port}"
     if not 0 <= port <= 65535:
         raise CliError(f"cannot listen on {where}: a port is a number from 0 to 65535", EXIT_USAGE)
@@ -282,11 +284,11 @@ def listen(host: str, port: int) -> socket.socket:
         return socket.create_server((host, port), backlog=4096)
     except OSError as e:
         if e.errno == errno.EADDRINUSE:
-            why = "the port is in use (another metastore serve?); choose another with --port"
+            why = f"the port is in use (another metastore serve?); choose another with {option}"
         elif e.errno == errno.EADDRNOTAVAIL:
             why = f"{host} is not an address of this machine (--host)"
         elif e.errno == errno.EACCES:
-            why = "ports below 1024 need privileges; choose another with --port"
+            why = f"ports below 1024 need privileges; choose another with {option}"
         else:
             why = (e.strerror or str(e)).lower()
         raise CliError(f"cannot listen on {where}: {why}", EXIT_USAGE) from None

@@ -112,7 +112,7 @@ def test_a_flight_port_taken_is_one_line(tmp_path: Path) -> None:
         )
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
-        f"error: cannot listen on 127.0.0.1:{port}: the port is in use (another metastore "
-        "serve?); choose another with --flight-port"
+        f"metastore serve: error: cannot listen on 127.0.0.1:{port}: the port is in use "
+        "(another metastore serve?); choose another with --flight-port"
     ]
     assert not (tmp_path / "m.db").exists()  # refused before the database is created

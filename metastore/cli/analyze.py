@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 
 from metastore.cli import remote
 from metastore.cli.errors import CliError
+from metastore.job.errors import OptionsError
 from metastore.job.options import DEFAULT_BATCH, DEFAULT_SHARE, FORMATS, AnalyzeOptions
 from metastore.vocabulary import DEFAULT_ENGINE
 
@@ -97,6 +98,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: read it as NULL and count it)",
     )
     parser.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Spark setting, as spark-submit's --conf (repeatable); object storage is read "
+        "with Spark's S3A settings, e.g. spark.hadoop.fs.s3a.endpoint=http://HOST:PORT",
+    )
+    parser.add_argument(
         "--batch-size",
         type=int,
         default=DEFAULT_BATCH,
@@ -106,10 +115,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace) -> AnalyzeOptions:
     """The job's options from the parsed command line (JobError when they do not fit)."""
+    from metastore.job.object_storage import split_location  # PyArrow: only when it runs
+
+    path, path_conf = (None, []) if args.path is None else split_location(args.path)
     return AnalyzeOptions(
         table=args.table,
         uri=args.uri,
-        path=args.path,
+        path=path,
         spark_table=args.spark_table,
         format=args.format,
         schema=args.schema,
@@ -121,7 +133,15 @@ def options(args: argparse.Namespace) -> AnalyzeOptions:
         skew=args.skew,
         record_skew=_names(args.record_skew),
         strict=args.strict,
+        spark_conf=(*(_setting(text) for text in args.conf), *path_conf),
     )
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise OptionsError(f"--conf {text!r}: give KEY=VALUE, e.g. spark.executor.memory=4g")
+    return key.strip(), value
 
 
 def _names(text: str | None) -> tuple[str, ...]:
@@ -153,6 +173,7 @@ def run(args: argparse.Namespace) -> int:
         spark = analyze.spark_session(
             job_options.uri,
             hive_catalog=job_options.spark_table is not None,
+            conf=job_options.spark_conf,
             quiet=not args.traceback,
         )
         interrupts.watch_spark(spark.sparkContext)

@@ -31,6 +31,7 @@ import datetime as dt
 import itertools
 import logging
 import os
+import shlex
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -530,7 +531,11 @@ fails in one line)."""
 
 
 def spark_session(
-    uri: str | None = None, *, hive_catalog: bool = False, quiet: bool = False
+    uri: str | None = None,
+    *,
+    hive_catalog: bool = False,
+    quiet: bool = False,
+    conf: Sequence[tuple[str, str]] = (),
 ) -> SparkSession:
     """The active session, or a new one (local[*] unless spark-submit said otherwise).
 
@@ -538,15 +543,22 @@ def spark_session(
     (Hive support, spark.hadoop.hive.metastore.uris) unless Spark's configuration names a
     catalog or a metastore of its own (spark.sql.catalogImplementation,
     spark.hadoop.hive.metastore.uris, or a hive-site.xml that sets hive.metastore.uris).
-    QUIET: Spark logs nothing (see QUIET_LOGGING)."""
+    QUIET: Spark logs nothing (see QUIET_LOGGING). CONF: settings as spark-submit's --conf
+    (given to the JVM this starts, so that its own, such as spark.driver.memory, apply too)."""
     from pyspark import SparkConf, SparkContext
     from pyspark.sql import SparkSession
 
     # Python workers must import this package: by default they run this interpreter.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = SparkSession.builder.appName("colstats analyze").config(map=SESSION_SETTINGS)
+    for key, value in conf:
+        builder = builder.config(key, value)
     if SparkContext._active_spark_context is not None:
         return builder.getOrCreate()
+    if conf and SparkContext._gateway is None and not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        given = os.environ.get("PYSPARK_SUBMIT_ARGS", "pyspark-shell")
+        settings = " ".join(f"--conf {shlex.quote(f'{k}={v}')}" for k, v in conf)
+        os.environ["PYSPARK_SUBMIT_ARGS"] = f"{settings} {given}"
     if quiet:
         options = os.environ.get("SPARK_SUBMIT_OPTS", "")
         if "log4j2.configurationFile" not in options:  # the driver JVM's options

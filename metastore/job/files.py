@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from metastore import arrow_types, names
+from metastore.job import object_storage
 from metastore.job.errors import JobError
 from metastore.job.text import Text, read_text
 from metastore.vocabulary import HiveTypeError, base_type
@@ -82,12 +83,20 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
             if not os.path.exists(path) and os.path.exists(unquote(path)):
                 path = unquote(path)
             return pafs.LocalFileSystem(), path
-        uri = location.replace("s3a://", "s3://", 1).replace("s3n://", "s3://", 1)
+        if parsed.scheme.lower() in object_storage.S3_SCHEMES:
+            if not parsed.netloc:
+                raise JobError(f"{location} names no bucket (s3a://BUCKET/PATH)")
+            # PyArrow's S3 paths start with the bucket.
+            return object_storage.current().filesystem(parsed.netloc), parsed.netloc + parsed.path
         try:
-            fs, inner = pafs.FileSystem.from_uri(uri)
+            fs, inner = pafs.FileSystem.from_uri(location)
             return fs, str(inner)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
-            raise JobError(f"cannot open {location}: {e}") from None
+            raise JobError(
+                f"the job cannot read {location} itself ({object_storage.one_line(e)}); give "
+                "--spark-table DB.TABLE so that Spark reads the files and the job computes "
+                "the statistics"
+            ) from None
     return pafs.LocalFileSystem(), os.path.abspath(location)
 
 
@@ -115,15 +124,18 @@ def list_files(location: str) -> Listing:
     """The data files under LOCATION and the Hive-style partition folders they sit in."""
     fs, root = filesystem(location)
     prefix = uri_prefix(location)
-    info = fs.get_file_info(root)
-    if info.type == pafs.FileType.NotFound:
-        raise JobError(f"{location} does not exist")
-    if info.type == pafs.FileType.File:
-        return Listing([], {"": [(prefix + root, info.size)]}, {"": []})
-    selector = pafs.FileSelector(root, recursive=True)
+    with listing_errors(location):
+        info = fs.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            raise JobError(f"{location} does not exist{object_storage.why_missing(fs, root)}")
+        if info.type == pafs.FileType.File:
+            return Listing([], {"": [(prefix + root, info.size)]}, {"": []})
+        # One listing of every file below (paged, a thousand objects a page on S3), not a
+        # call per folder.
+        entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
     keys: list[str] | None = None
     listing = Listing([], {}, {})
-    for entry in sorted(fs.get_file_info(selector), key=lambda e: e.path):
+    for entry in sorted(entries, key=lambda e: e.path):
         if entry.type != pafs.FileType.File:
             continue
         relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
@@ -169,8 +181,11 @@ def sniff(path: str) -> str:
     whose first non-blank character is '{'), 'text' or 'binary' (anything else that is
     not UTF-8 text)."""
     fs, inner = filesystem(path)
-    with fs.open_input_stream(inner) as f:
-        head = f.read(SNIFF_BYTES)
+    try:
+        with fs.open_input_stream(inner) as f:
+            head = f.read(SNIFF_BYTES)
+    except OSError as e:
+        raise JobError(f"cannot read {path}: {object_storage.explain(path, e)}") from None
     if head.startswith(b"PAR1"):
         return "parquet"
     if head.startswith(b"ORC"):
@@ -197,13 +212,14 @@ def _folder_value(text: str) -> str | None:
 def data_files(location: str) -> list[tuple[str, int]]:
     """The data files in the folder LOCATION and its sub-folders (none when it is gone)."""
     fs, root = filesystem(location)
-    info = fs.get_file_info(root)
-    if info.type == pafs.FileType.NotFound:
-        return []
-    prefix = uri_prefix(location)
-    if info.type == pafs.FileType.File:
-        return [(prefix + root, info.size)]
-    entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    with listing_errors(location):
+        info = fs.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            return []
+        prefix = uri_prefix(location)
+        if info.type == pafs.FileType.File:
+            return [(prefix + root, info.size)]
+        entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
     out = []
     for entry in sorted(entries, key=lambda e: e.path):
         relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
@@ -213,11 +229,24 @@ def data_files(location: str) -> list[tuple[str, int]]:
 
 
 def uri_prefix(location: str) -> str:
-    """What to put before a path of the listing to open it again ('' for local files)."""
+    """What to put before a path of the listing to open it again ('' for local files;
+    the scheme alone for object storage, whose paths start with the bucket)."""
     parsed = urlparse(location)
     if not parsed.scheme or len(parsed.scheme) == 1 or parsed.scheme == "file":
         return ""
+    if parsed.scheme.lower() in object_storage.S3_SCHEMES:
+        return f"{parsed.scheme}://"
     return f"{parsed.scheme}://{parsed.netloc}"
+
+
+@contextlib.contextmanager
+def listing_errors(location: str) -> Iterator[None]:
+    """A failure to list LOCATION (credentials refused, no such bucket, an endpoint that does
+    not answer) as a JobError of one line that says what to check."""
+    try:
+        yield
+    except OSError as e:
+        raise JobError(f"cannot list {location}: {object_storage.explain(location, e)}") from None
 
 
 def splits_of(partition: str, files: Sequence[tuple[str, int]], spec: ReadSpec) -> Iterator[Split]:

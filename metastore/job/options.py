@@ -51,6 +51,9 @@ class AnalyzeOptions:
     strict: bool = False
     """csv and json: fail on the first value that does not parse as its column's type,
     instead of reading it as NULL and counting it."""
+    spark_conf: tuple[tuple[str, str], ...] = ()
+    """Spark settings for the run's session (--conf KEY=VALUE), among them the S3A settings
+    the job reads object storage with (spark.hadoop.fs.s3a.*)."""
 
     def __post_init__(self) -> None:
         db, _, table = self.table.partition(".")
@@ -77,6 +80,9 @@ class AnalyzeOptions:
             raise OptionsError(f"the skew share must be between 0 and 1, not {self.skew}")
         for spec in self.partitions:
             parse_partition_spec(spec)
+        for key, _ in self.spark_conf:
+            if not key.startswith("spark."):
+                raise OptionsError(f"--conf {key}: Spark's settings start with 'spark.'")
 
     @property
     def file_format(self) -> str:

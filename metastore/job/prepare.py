@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
-from metastore.job import located, writer
+from metastore.job import located, object_storage, writer
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import JobError, OptionsError
 from metastore.job.options import AnalyzeOptions
@@ -65,6 +65,9 @@ def prepare(options: AnalyzeOptions) -> Prepared:
         if options.spark_table is not None:
             prepared.seconds = time.monotonic() - started
             return prepared
+        # Object storage is listed here and read by the tasks with the same settings.
+        conf = object_storage.spark_conf(options.spark_conf)
+        object_storage.use(object_storage.S3Settings.from_spark_conf(conf))
         if options.path is not None:
             source = located.from_path(options)
             prepared.register_format = _format_over(stored, options.file_format)

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metastore import names
-from metastore.job import skew
+from metastore.job import object_storage, skew
 from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
 from metastore.job.files import Pieces, ReadSpec, Split, read_split
@@ -172,7 +172,10 @@ def _file_task(
     reporter: Reporter | None,
     strict: bool,
 ) -> Callable[[Iterable[Split]], Iterator[tuple[str, Partial]]]:
+    storage = object_storage.current()  # the driver's settings, sent with the task
+
     def run(splits: Iterable[Split]) -> Iterator[tuple[str, Partial]]:
+        object_storage.use(storage)
         partials: dict[str, Partial] = {}
         send = reporter.sender() if reporter is not None else None
         try:

@@ -25,6 +25,7 @@ import sqlalchemy as sa
 from java_tools import unavailable
 from kdc import KerberosRealm, missing_tools
 from pki import Pki
+from s3_server import BUCKET, S3Server
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
@@ -238,3 +239,15 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     if shutil.which("openssl") is None:
         unavailable("openssl is not installed")
     return Pki(tmp_path_factory.mktemp("pki")).make()
+
+
+@pytest.fixture(scope="session")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    """An S3-compatible server on loopback (moto's, checking credentials; tests/s3_server.py)
+    with the bucket `lake`."""
+    if importlib.util.find_spec("moto") is None:
+        unavailable("moto is not installed (pip install -e '.[test]')")
+    server = S3Server(tmp_path_factory.mktemp("s3"))
+    server.filesystem().create_dir(BUCKET)
+    yield server
+    server.stop()

@@ -15,6 +15,8 @@ from pathlib import Path
 import pyarrow.fs as pafs
 
 REGION = "us-east-1"
+BUCKET = "lake"
+"""The bucket the tests' server has from the start."""
 # The IAM calls made without credentials: the user, its access key, its policy.
 _UNSIGNED_CALLS = 3
 
@@ -112,3 +114,14 @@ class S3Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def upload(s3: S3Server, local: Path, prefix: str) -> str:
+    """Copy the folder LOCAL to BUCKET/PREFIX on S3; its s3a:// location."""
+    pafs.copy_files(
+        str(local),
+        f"{BUCKET}/{prefix}",
+        source_filesystem=pafs.LocalFileSystem(),
+        destination_filesystem=s3.filesystem(),
+    )
+    return f"s3a://{BUCKET}/{prefix}"

@@ -7,7 +7,6 @@ system PyArrow cannot open), each one line before Spark starts."""
 from __future__ import annotations
 
 import concurrent.futures
-import importlib.util
 import subprocess
 import sys
 import uuid
@@ -20,7 +19,6 @@ import pyarrow.fs as pafs
 import pytest
 from analyze_data import COLUMNS, SMALL, Col, expect_all
 from conftest import RunningServer
-from java_tools import unavailable
 from job_checks import (
     KEY,
     MAIN_PARTS,
@@ -34,7 +32,7 @@ from job_checks import (
 )
 from metadata_builders import database, fields, partition, table
 from pyspark.sql import SparkSession
-from s3_server import S3Server, free_port
+from s3_server import BUCKET, S3Server, free_port, upload
 
 from hive_metastore_thrift import ttypes as t
 from metastore.job import files, object_storage
@@ -48,17 +46,6 @@ pytestmark = [
     ),
 ]
 ROOT = Path(__file__).resolve().parents[2]
-BUCKET = "lake"
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    if importlib.util.find_spec("moto") is None:
-        unavailable("moto is not installed (pip install -e '.[test]')")
-    server = S3Server(tmp_path_factory.mktemp("s3"))
-    server.filesystem().create_dir(BUCKET)
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -67,17 +54,6 @@ def driver_settings() -> Iterator[None]:
     saved = object_storage.current()
     yield
     object_storage.use(saved)
-
-
-def upload(s3: S3Server, local: Path, prefix: str) -> str:
-    """Copy the folder LOCAL to BUCKET/PREFIX; its s3a:// location."""
-    pafs.copy_files(
-        str(local),
-        f"{BUCKET}/{prefix}",
-        source_filesystem=pafs.LocalFileSystem(),
-        destination_filesystem=s3.filesystem(),
-    )
-    return f"s3a://{BUCKET}/{prefix}"
 
 
 def conf_options(conf: dict[str, str]) -> list[str]:

@@ -82,6 +82,9 @@ class S3Settings:
             for key, variable in _AWS_ENVIRONMENT.items():
                 if env.get(variable):
                     settings[key] = env[variable]
+        region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
+        if region and "endpoint.region" not in settings and "region" not in settings:
+            settings["endpoint.region"] = region  # the driver's, for every executor
         return cls(tuple(sorted(settings.items())))
 
     def __repr__(self) -> str:
@@ -122,9 +125,7 @@ class S3Settings:
             options["region"] = region
         elif endpoint:
             # A server of its own answers in any region; asking AWS which one would fail.
-            options["region"] = os.environ.get("AWS_REGION") or os.environ.get(
-                "AWS_DEFAULT_REGION", "us-east-1"
-            )
+            options["region"] = "us-east-1"
         for key, name in (
             ("access.key", "access_key"),
             ("secret.key", "secret_key"),

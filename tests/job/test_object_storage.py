@@ -324,9 +324,11 @@ def test_credentials_from_the_aws_environment_travel_with_the_settings() -> None
         "AWS_ACCESS_KEY_ID": "AKIA1",
         "AWS_SECRET_ACCESS_KEY": "s3cr3t",
         "AWS_SESSION_TOKEN": "tk",
+        "AWS_REGION": "ap-south-1",
     }
     settings = object_storage.S3Settings.from_spark_conf({}, env)
     options = settings.options("lake")
+    assert options["region"] == "ap-south-1"
     assert (options["access_key"], options["secret_key"], options["session_token"]) == (
         "AKIA1",
         "s3cr3t",

@@ -113,7 +113,7 @@ class Processor(ThriftHiveMetastore.Processor):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
         try:
-            found = handler.tx.read(lambda connection: versions.read(connection, tables))
+            found = versions.read(handler.tx, tables)
         except Exception as e:  # the call itself reports what is wrong with the database
             log.debug("%s: the versions of its tables cannot be read: %s", name, e)
             self._send(oprot, cache.replay(self, data, self._protocols))

@@ -106,7 +106,17 @@ class Counters:
 class _Client:
     """A connection as the loop tracks it."""
 
-    __slots__ = ("call", "codec", "context", "deadline", "ready", "received", "sock", "state")
+    __slots__ = (
+        "call",
+        "codec",
+        "context",
+        "deadline",
+        "ready",
+        "received",
+        "sock",
+        "state",
+        "watched",
+    )
 
     def __init__(self, sock: socket.socket, context: ConnectionContext, codec: Codec) -> None:
         self.sock = sock
@@ -117,6 +127,7 @@ class _Client:
         self.deadline = 0.0
         self.received = 0
         self.call: str | None = None
+        self.watched = 0  # the events the selector waits for on SOCK (0: not registered)
 
     @property
     def peer(self) -> str:
@@ -218,9 +229,11 @@ class MetastoreServer:
         next_sweep = time.monotonic() + _SWEEP_SECONDS
         try:
             while True:
-                if self._stopping.is_set() and not draining:
-                    draining = True
-                    self._begin_drain()
+                if self._stopping.is_set():
+                    if not draining:
+                        draining = True
+                        self._begin_drain()
+                    self._close_idle()  # also those a worker handed back meanwhile (_wait_here)
                 if draining and not self._clients:
                     break
                 for key, mask in self._selector.select(timeout=_SWEEP_SECONDS):
@@ -267,6 +280,8 @@ class MetastoreServer:
         with contextlib.suppress(KeyError, ValueError):
             self._selector.unregister(self._listener)
         self._listener.close()
+
+    def _close_idle(self) -> None:
         for client in list(self._clients.values()):
             if client.state is not _State.BUSY:
                 self._close(client)
@@ -395,7 +410,7 @@ class MetastoreServer:
         if unit is None:
             if client.ready and not client.codec.pending:
                 client.call = None
-                client.deadline = now + self._idle_timeout if self._idle_timeout else float("inf")
+                client.deadline = self._idle_deadline(now)
             elif client.ready and client.call is None:
                 client.call = ""  # a request has started: it has request_timeout to arrive
                 client.deadline = now + self._request_timeout
@@ -405,6 +420,9 @@ class MetastoreServer:
         client.state = _State.BUSY
         client.call = unit.name if isinstance(unit, Message) else "SASL negotiation"
         self._pool.submit(self._work, client, unit)
+
+    def _idle_deadline(self, now: float) -> float:
+        return now + self._idle_timeout if self._idle_timeout else float("inf")
 
     def _take_back(self) -> None:
         """Connections whose call is done: wait for their next request, or close them."""
@@ -478,14 +496,19 @@ class MetastoreServer:
         self._close(client)
 
     def _watch(self, client: _Client, events: int = selectors.EVENT_READ) -> None:
-        try:
+        if client.watched == events:
+            return
+        registered, client.watched = client.watched, events
+        if registered:
             self._selector.modify(client.sock, events, client)
-        except KeyError:
+        else:
             self._selector.register(client.sock, events, client)
 
     def _unwatch(self, client: _Client) -> None:
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(client.sock)
+        if client.watched:
+            client.watched = 0
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(client.sock)
 
     def _close(self, client: _Client) -> None:
         if client.state is _State.CLOSED:
@@ -508,8 +531,34 @@ class MetastoreServer:
         except Exception:
             log.exception("%s: unexpected error serving %s", client.peer, client.call)
         finally:
-            self._returned.append((client, keep))
-            self._wake()
+            if not (keep and self._wait_here(client)):
+                self._returned.append((client, keep))
+                self._wake()
+
+    def _wait_here(self, client: _Client) -> bool:
+        """From the worker that served CLIENT's call: in the common case (nothing of a next
+        request received yet, no TLS bytes pending, not stopping), make the connection wait
+        for its next request here, without waking the loop to do it (_take_back); False
+        otherwise. This spares every call two thread switches and the loop's wake-up, about
+        a third of what the server spends on a call answered from the cache.
+
+        `watched` is set before the selector is given the socket: while stopping, the loop
+        may close a WAITING connection at any time (_close_idle), and then the registration
+        fails here or is undone there."""
+        sock = client.sock
+        if (
+            self._stopping.is_set()
+            or not client.ready
+            or client.codec.pending
+            or (isinstance(sock, ssl.SSLSocket) and sock.pending())
+        ):
+            return False
+        client.call = None
+        client.deadline = self._idle_deadline(time.monotonic())
+        client.state = _State.WAITING
+        with contextlib.suppress(KeyError, ValueError, OSError):
+            self._watch(client)
+        return True
 
     def _call(self, client: _Client, message: Message) -> bool:
         started = time.perf_counter()

@@ -4,11 +4,11 @@ transaction per call with its retries, and work to run after the commit or the r
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy import Connection, event
+from sqlalchemy import event
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
@@ -114,13 +114,38 @@ class Transactions:
             if engine.dialect.name == "postgresql"
             else engine
         )
+        # For `query`: SQLite's connections run outside a transaction unless BEGIN is sent
+        # (_configure_sqlite); PostgreSQL's drivers begin one unless told not to.
+        self._driver_autocommit = engine.dialect.name == "postgresql"
+        self._placeholder = "?" if engine.dialect.paramstyle in ("qmark", "numeric") else "%s"
 
-    def read(self, work: Callable[[Connection], T]) -> T:
-        """WORK(connection) on a connection of reads, once, without a session: for one
-        statement on the path of every call, where a session's work would cost more than
-        the statement (metastore.hms.processor's versions)."""
-        with self._read_engine.connect() as connection:
-            return work(connection)
+    def query(self, sql: Callable[[str], str], params: Sequence[object]) -> list[tuple[Any, ...]]:
+        """The rows of one read statement, SQL(placeholder) with PARAMS, run on a pooled
+        connection's driver outside a transaction (as its own snapshot), without
+        SQLAlchemy's statement machinery: for the one statement on the path of every call
+        served through the cache of answers, where that machinery costs several times the
+        statement (measured on one statement by primary key: 347 µs against 45 µs on SQLite,
+        527 µs against 213 µs on PostgreSQL, where BEGIN and ROLLBACK are two more round
+        trips). A connection that fails is discarded, so a dead one is not handed out again.
+        """
+        pooled = self.engine.raw_connection()
+        try:
+            driver = pooled.driver_connection
+            autocommit = self._driver_autocommit
+            if autocommit:
+                driver.autocommit = True  # type: ignore[union-attr]
+            cursor = pooled.cursor()
+            cursor.execute(sql(self._placeholder), params)
+            rows = [tuple(row) for row in cursor.fetchall()]
+            cursor.close()
+            if autocommit:
+                driver.autocommit = False  # type: ignore[union-attr]
+        except BaseException:
+            pooled.invalidate()
+            raise
+        finally:
+            pooled.close()
+        return rows
 
     def run(self, work: Callable[[Session], T], *, name: str, write: bool) -> T:
         """WORK(session) in one transaction (for a read on PostgreSQL, one per statement: see

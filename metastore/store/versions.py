@@ -23,12 +23,15 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, Select, bindparam, func, select, text, tuple_
+from sqlalchemy import func, select, text
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
+
+if TYPE_CHECKING:
+    from metastore.store.transactions import Transactions
 
 _TOUCHED = "colstats_touched_tables"
 _CHANGE = "colstats_change"
@@ -97,29 +100,26 @@ TableName = tuple[str, str, str]
 """(catalog, database, table), as stored (lower case)."""
 
 
-def read(
-    connection: Connection, tables: Iterable[TableName]
-) -> dict[TableName, tuple[int, int | None]]:
-    """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement; VERSION is
-    None for a table without one (created by a server older than schema 0005: it gets one
-    at its next change)."""
+def read(tx: Transactions, tables: Iterable[TableName]) -> dict[TableName, tuple[int, int | None]]:
+    """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement outside a
+    transaction; VERSION is None for a table without one (created by a server older than
+    schema 0005: it gets one at its next change)."""
     wanted = sorted(set(tables))
     if not wanted:
         return {}
-    rows = connection.execute(_read_statement(), {"names": wanted})
+    rows = tx.query(functools.partial(_read_sql, len(wanted)), [v for name in wanted for v in name])
     return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}
 
 
-@functools.cache
-def _read_statement() -> Select[Any]:
-    """The statement of `read`, built once: every call served through a cache of answers
-    runs it, and building it costs more than running it."""
-    d, t, v = m.Database.__table__.c, m.Table.__table__.c, m.TableVersion.__table__.c
+@functools.lru_cache(maxsize=64)
+def _read_sql(count: int, placeholder: str) -> str:
+    """The statement of `read` for COUNT tables, in the driver's PLACEHOLDER style."""
+    one = f"({placeholder}, {placeholder}, {placeholder})"
     return (
-        select(d.CTLG_NAME, d.NAME, t.TBL_NAME, t.TBL_ID, v.VERSION)
-        .join_from(m.Table.__table__, m.Database.__table__, d.DB_ID == t.DB_ID)
-        .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
-        .where(tuple_(d.CTLG_NAME, d.NAME, t.TBL_NAME).in_(bindparam("names", expanding=True)))
+        'SELECT d."CTLG_NAME", d."NAME", t."TBL_NAME", t."TBL_ID", v."VERSION" '
+        'FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+        'LEFT JOIN "TBL_VERSIONS" v ON v."TBL_ID" = t."TBL_ID" '
+        f'WHERE (d."CTLG_NAME", d."NAME", t."TBL_NAME") IN ({", ".join([one] * count)})'
     )
 
 

@@ -6,7 +6,10 @@ tables a call names is one statement."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -22,11 +25,12 @@ from metadata_builders import (
     partition,
     table,
 )
-from sqlalchemy.orm import Session
+from psycopg import pq
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms.call import CHANGING_CALLS
 from metastore.store import versions
+from metastore.store.transactions import Transactions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -328,26 +332,49 @@ def test_a_table_id_given_again_gets_a_version_never_seen(
 
 
 @pytest.fixture
-def counted(server: RunningServer) -> Iterator[tuple[sa.Engine, list[str]]]:
-    """An engine on the server's database that records the statements it runs."""
+def counted(server: RunningServer) -> Iterator[tuple[sa.Engine, Callable[[], list[str]]]]:
+    """An engine on the server's database that records every statement its driver connections
+    are sent, SQLAlchemy's and those sent to the driver directly: SQLite's trace callback,
+    and libpq's trace of PostgreSQL's protocol (the queries and the parsed statements)."""
     engine = sa.create_engine(server.url)
     statements: list[str] = []
-    sa.event.listen(
-        engine, "before_cursor_execute", lambda *args: statements.append(args[2]), retval=False
-    )
-    yield engine, statements
+    traces: list[Path] = []
+
+    @sa.event.listens_for(engine, "connect")
+    def trace(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        if engine.dialect.name == "sqlite":
+            dbapi_connection.set_trace_callback(statements.append)
+        else:
+            path = Path(tempfile.mkstemp(prefix="libpq-trace-")[1])
+            traces.append(path)
+            dbapi_connection.pgconn.trace(os.open(path, os.O_WRONLY | os.O_APPEND))
+            dbapi_connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+    def sent() -> list[str]:
+        if engine.dialect.name == "sqlite":
+            return statements
+        return [
+            line
+            for path in traces
+            for line in path.read_text().splitlines()
+            if line.startswith("F") and ("\tQuery\t" in line or "\tParse\t" in line)
+        ]
+
+    yield engine, sent
     engine.dispose()
+    for path in traces:
+        path.unlink()
 
 
 def test_reading_the_versions_of_the_tables_of_a_call_is_one_statement(
-    tables: Tables, counted: tuple[sa.Engine, list[str]]
+    tables: Tables, counted: tuple[sa.Engine, Callable[[], list[str]]]
 ) -> None:
-    engine, statements = counted
+    engine, sent = counted
     names = [("hive", tables.db, "p"), ("hive", tables.db, "u"), ("hive", tables.other, "o")]
-    with Session(engine) as s:
-        s.connection()  # SQLite's dialect asks a question when it first connects
-        statements.clear()
-        found = versions.read(s.connection(), [*names, ("hive", tables.db, "missing")])
-    assert len(statements) == 1
+    tx = Transactions(engine)
+    versions.read(tx, names)  # the dialect's questions when it first connects
+    before = len(sent())
+    found = versions.read(tx, [*names, ("hive", tables.db, "missing")])
+    assert len(sent()) - before == 1, sent()[before:]
     assert set(found) == set(names)
     assert all(version is not None for _, version in found.values())

@@ -5,7 +5,8 @@ each connection a thread lets idle connections (a connection pool, a port scanne
 thread. Here the loop (a `selectors` loop in the thread that calls serve_forever) waits on all
 connections at once and reads what arrives; a worker is given a connection only when a whole
 request is there (metastore.hms.wire finds where an unframed request ends), runs it, writes the
-reply and hands the connection back. So:
+reply and puts the connection back to wait for its next request (registering it with the
+loop's selector itself, without waking the loop, in the common case). So:
 
 * an idle connection costs a socket and a few hundred bytes, no thread;
 * a slow or half-sent request costs no worker, only buffer space, until `request_timeout`;
@@ -616,11 +617,19 @@ class MetastoreServer:
         return True
 
     def _send(self, client: _Client, data: bytes, what: str) -> bool:
+        """Send DATA, waiting at most request_timeout for the client to read it. Most replies
+        fit the socket's buffer: one non-blocking send, without switching the socket to
+        blocking and back (TLS sockets always switch: a TLS write must be retried whole)."""
         sock = client.sock
         try:
-            sock.settimeout(self._request_timeout)
-            sock.sendall(data)
-            sock.setblocking(False)
+            sent = 0
+            if not isinstance(sock, ssl.SSLSocket):
+                with contextlib.suppress(BlockingIOError):
+                    sent = sock.send(data)
+            if sent < len(data):
+                sock.settimeout(self._request_timeout)
+                sock.sendall(memoryview(data)[sent:])
+                sock.setblocking(False)
         except TimeoutError:
             log.warning(
                 "%s did not read %s within %g s; connection closed",

@@ -21,8 +21,10 @@ import pytest
 from conftest import RunningServer, connect, wait_for
 from metadata_builders import database
 from test_wire import encode
+from thrift.protocol import TBinaryProtocol
 from thrift.Thrift import TMessageType
-from thrift.transport.TTransport import TTransportException
+from thrift.transport import TSocket
+from thrift.transport.TTransport import TBufferedTransport, TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore as H
 from hive_metastore_thrift import ttypes as t
@@ -211,6 +213,47 @@ def _held_lookups(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, thr
 
     monkeypatch.setattr(databases, "find_database", held)
     return entered, release
+
+
+def test_a_reply_larger_than_the_socket_buffers_reaches_a_slow_reader_whole(
+    running: Callable[..., RunningServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A reply that does not fit the sockets' buffers is sent in parts as the client reads;
+    a client that reads nothing for request_timeout is closed with one warning."""
+    server = running(request_timeout=2.0)
+    client, transport = connect(server.port)
+    value = "v" * 600
+    big = {f"k{i}": value for i in range(8_000)}  # about 5 MB of parameters
+    client.create_database(database("big_reply", parameters=big))
+    transport.close()
+    request = encode("get_database", H.get_database_args("big_reply"))
+
+    def small_buffered() -> socket.socket:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(request)
+        return sock
+
+    slow = small_buffered()
+    time.sleep(0.5)  # the server has filled the buffers and waits for the client to read
+    handle = TSocket.TSocket()
+    handle.setHandle(slow)
+    reader = H.Client(TBinaryProtocol.TBinaryProtocolAccelerated(TBufferedTransport(handle)))
+    assert reader.recv_get_database().parameters == big
+    # The connection serves its next call as usual.
+    assert reader.get_database("big_reply").name == "big_reply"
+    slow.close()
+
+    never = small_buffered()  # reads nothing
+    wait_for(
+        lambda: any("did not read the reply to get_database" in r.message for r in caplog.records),
+        10,
+    )
+    [line] = [r for r in caplog.records if "did not read the reply" in r.message]
+    assert line.levelno == logging.WARNING and "within 2 s; connection closed" in line.message
+    assert _closed_by_server(never)
+    never.close()
 
 
 def test_a_client_gone_mid_call_is_one_warning(

@@ -540,8 +540,8 @@ class MetastoreServer:
         """From the worker that served CLIENT's call: in the common case (nothing of a next
         request received yet, no TLS bytes pending, not stopping), make the connection wait
         for its next request here, without waking the loop to do it (_take_back); False
-        otherwise. This spares every call two thread switches and the loop's wake-up, about
-        a third of what the server spends on a call answered from the cache.
+        otherwise. This spares every call the loop's wake-up and a switch to the loop's
+        thread (measured on a cached get_table: 0.53 ms before, 0.46-0.51 ms after).
 
         `watched` is set before the selector is given the socket: while stopping, the loop
         may close a WAITING connection at any time (_close_idle), and then the registration

@@ -104,23 +104,32 @@ def read(tx: Transactions, tables: Iterable[TableName]) -> dict[TableName, tuple
     """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement outside a
     transaction; VERSION is None for a table without one (created by a server older than
     schema 0005: it gets one at its next change)."""
-    wanted = sorted(set(tables))
-    if not wanted:
+    by_database: dict[tuple[str, str], list[str]] = {}
+    for catalog, db_name, table_name in sorted(set(tables)):
+        by_database.setdefault((catalog, db_name), []).append(table_name)
+    if not by_database:
         return {}
-    rows = tx.query(functools.partial(_read_sql, len(wanted)), [v for name in wanted for v in name])
+    shape = tuple(len(names) for names in by_database.values())
+    params = [v for (cat, db), names in by_database.items() for v in (cat, db, *names)]
+    rows = tx.query(functools.partial(_read_sql, shape), params)
     return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}
 
 
 @functools.lru_cache(maxsize=64)
-def _read_sql(count: int, placeholder: str) -> str:
-    """The statement of `read` for COUNT tables, in the driver's PLACEHOLDER style."""
-    one = f"({placeholder}, {placeholder}, {placeholder})"
-    return (
+def _read_sql(shape: tuple[int, ...], placeholder: str) -> str:
+    """The statement of `read` for tables of len(SHAPE) databases, SHAPE[i] of the i-th, in
+    the driver's PLACEHOLDER style: a SELECT per database, each finding its tables through
+    the unique indexes of DBS and TBLS (a row-value IN of several (catalog, database,
+    table) triples makes SQLite scan TBLS)."""
+    selects = [
         'SELECT d."CTLG_NAME", d."NAME", t."TBL_NAME", t."TBL_ID", v."VERSION" '
         'FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
         'LEFT JOIN "TBL_VERSIONS" v ON v."TBL_ID" = t."TBL_ID" '
-        f'WHERE (d."CTLG_NAME", d."NAME", t."TBL_NAME") IN ({", ".join([one] * count)})'
-    )
+        f'WHERE d."CTLG_NAME" = {placeholder} AND d."NAME" = {placeholder} '
+        f'AND t."TBL_NAME" IN ({", ".join([placeholder] * count)})'
+        for count in shape
+    ]
+    return " UNION ALL ".join(selects)
 
 
 def catalog_version(s: Session, catalog: str) -> int:

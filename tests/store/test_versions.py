@@ -378,3 +378,35 @@ def test_reading_the_versions_of_the_tables_of_a_call_is_one_statement(
     assert len(sent()) - before == 1, sent()[before:]
     assert set(found) == set(names)
     assert all(version is not None for _, version in found.values())
+
+
+def test_the_versions_of_several_tables_are_found_through_the_indexes(
+    tables: Tables, server: RunningServer
+) -> None:
+    """Whatever the number of tables a call names, their versions are looked up by the
+    unique indexes of DBS and TBLS, never by a scan of all the tables."""
+    engine = sa.create_engine(server.url)
+    placeholder = "?" if engine.dialect.name == "sqlite" else "%s"
+    db, other = tables.db, tables.other
+    shapes = {
+        (1,): ["hive", db, "p"],
+        (3,): ["hive", db, "p", "u", "missing"],
+        (2, 1): ["hive", db, "p", "u", "hive", other, "o"],
+    }
+    with engine.connect() as connection:
+        driver = connection.connection.driver_connection
+        assert driver is not None
+        cursor = driver.cursor()
+        for shape, params in shapes.items():
+            sql = versions._read_sql(shape, placeholder)
+            if engine.dialect.name == "sqlite":
+                cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
+                plan = [row[3] for row in cursor.fetchall()]
+                assert not [step for step in plan if step.startswith("SCAN")], (shape, plan)
+            else:
+                cursor.execute("SET enable_seqscan = off")
+                cursor.execute(f"EXPLAIN {sql}", params)
+                plan = [row[0] for row in cursor.fetchall()]
+                assert not [step for step in plan if "Seq Scan" in step], (shape, plan)
+        cursor.close()
+    engine.dispose()

@@ -2,7 +2,8 @@
 on a port of their own (`metrics_port`):
 
 * `colstats_call_seconds{call}`: a histogram of the seconds from a whole request to its reply,
-  by call (its `_count` is the calls; percentiles with PromQL's histogram_quantile);
+  by call (its `_count` is the calls; percentiles with PromQL's histogram_quantile); a name
+  the IDL does not have is counted as call="unknown", so that a client cannot add series;
 * `colstats_call_errors_total{call,error}`: calls answered with an exception, by its name;
 * `colstats_cache_hits_total{call}`, `colstats_cache_misses_total{call}`: calls of the cache
   of answers served from it, and not; `colstats_cache_stored_total`,
@@ -126,6 +127,10 @@ class _ServerCollector(Collector):
         )
 
 
+UNKNOWN_CALL = "unknown"
+"""The label of the calls the IDL does not name."""
+
+
 class Metrics:
     """One server's metrics."""
 
@@ -150,14 +155,24 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_ServerCollector(open_connections, counters, cache))
+        # The histogram of each call of the IDL, looked up once (prometheus-client's labels()
+        # takes a lock and builds a key on every call).
+        self._latency_of: dict[str, Histogram] = {}
         self._http: WSGIServer | None = None
 
     def call(self, name: str, seconds: float, reply: bytes) -> None:
         """Count call NAME, which took SECONDS and was answered with REPLY."""
-        self._latency.labels(name).observe(seconds)
+        latency = self._latency_of.get(name)
+        known = latency is not None or hasattr(Idl.Iface, name)
+        label = name if known else UNKNOWN_CALL
+        if latency is None:
+            latency = self._latency.labels(label)
+            if known:
+                self._latency_of[name] = latency
+        latency.observe(seconds)
         error = reply_error(reply, name) if reply else None
         if error is not None:
-            self._errors.labels(name, error).inc()
+            self._errors.labels(label, error).inc()
 
     def serve(
         self, host: str, port: int, certfile: str | None = None, keyfile: str | None = None

@@ -292,6 +292,35 @@ def _write_unknown_call(
     proto.trans.flush()
 
 
+def test_calls_of_names_the_idl_does_not_have_are_counted_as_one_unknown_call(
+    migrated_url: str,
+) -> None:
+    """Every name a client makes up would otherwise be a series of its own in the metrics
+    (the calls of HMS that colstats does not serve are not in its IDL: they are logged)."""
+    server = RunningServer(migrated_url, Settings())
+    try:
+        socket = TSocket.TSocket("127.0.0.1", server.port)
+        socket.setTimeout(10_000)
+        transport = TTransport.TBufferedTransport(socket)
+        proto = TBinaryProtocol.TBinaryProtocol(transport)
+        transport.open()
+        for seqid, method in enumerate(["made_up_1", "made_up_2", "get_catalogs"]):
+            _write_unknown_call(proto, method, seqid)
+            assert proto.readMessageBegin()[1] == TMessageType.EXCEPTION
+            TApplicationException().read(proto)
+            proto.readMessageEnd()
+        transport.close()
+        port = server.server.metrics.serve("127.0.0.1", 0)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            text = answer.read().decode()
+        server.server.metrics.stop()
+    finally:
+        server.stop()
+    assert 'colstats_call_seconds_count{call="unknown"} 3.0' in text
+    assert 'colstats_call_errors_total{call="unknown",error="TApplicationException"} 3.0' in text
+    assert "made_up" not in text and "get_catalogs" not in text
+
+
 @pytest.mark.parametrize("method", ["get_catalogs", "getStatus", "open_txns"])
 def test_unknown_method_is_answered_and_the_connection_survives(
     server: Any, db_name: str, method: str

@@ -253,11 +253,22 @@ def stats_rows(
     """Stored rows of the owners' COLUMNS (all when None), each with its owner's id."""
     if not owner_ids or (columns is not None and not columns):
         return []
+    params: dict[str, Any] = {"owners": list(owner_ids), "engine": engine}
+    if columns is not None:
+        params["columns"] = list(columns)
+    query = _stats_rows_query(level, columns is not None)
+    return [(r[0], as_stats_row(r[1:])) for r in s.connection().execute(query, params)]
+
+
+@functools.cache
+def _stats_rows_query(level: StatsLevel, by_column: bool) -> Select[Any]:
+    """The statement of `stats_rows`, built once per level (and with or without a list of
+    columns): on the path of every table read, building it cost more than running it."""
     model = level.stats
     owner = level.stats_owner()
     query = select(owner, *_stats_columns(model)).where(
-        owner.in_(owner_ids), model.ENGINE == engine
+        owner.in_(bindparam("owners", expanding=True)), model.ENGINE == bindparam("engine")
     )
-    if columns is not None:
-        query = query.where(model.COLUMN_NAME.in_(columns))
-    return [(r[0], as_stats_row(r[1:])) for r in s.connection().execute(query)]
+    if by_column:
+        query = query.where(model.COLUMN_NAME.in_(bindparam("columns", expanding=True)))
+    return query

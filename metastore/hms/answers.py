@@ -204,7 +204,7 @@ def _storage_builder(below: pr.Below) -> Callable[[Any], t.StorageDescriptor]:
             location=row[pr.LOCATION],
             inputFormat=row[pr.INPUT_FORMAT],
             outputFormat=row[pr.OUTPUT_FORMAT],
-            compressed=row[pr.IS_COMPRESSED],
+            compressed=_flag(row[pr.IS_COMPRESSED]),
             numBuckets=row[pr.NUM_BUCKETS],
             serdeInfo=serde_info(row) if row[pr.SERDE_ID] is not None else None,
             bucketCols=buckets.get(sd_id, []),
@@ -219,7 +219,12 @@ def _storage_builder(below: pr.Below) -> Callable[[Any], t.StorageDescriptor]:
             )
             if skew is not None
             else no_skew,
-            storedAsSubDirectories=row[pr.IS_STOREDASSUBDIRECTORIES],
+            storedAsSubDirectories=_flag(row[pr.IS_STOREDASSUBDIRECTORIES]),
         )
 
     return build
+
+
+def _flag(value: Any) -> bool | None:
+    """A boolean column of a row read on the driver (SQLite's 0 and 1), None kept."""
+    return None if value is None else bool(value)

@@ -26,8 +26,17 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.elements import KeyedColumnElement
 
-from metastore.stats.rows import KEPT_WHEN_UNSET, STATS_COLUMNS, StatsRow, as_stats_row
+from metastore.stats.rows import (
+    BIT_VECTOR,
+    HISTOGRAM,
+    KEPT_WHEN_UNSET,
+    STATS_COLUMNS,
+    StatsRow,
+    as_stats_row,
+)
+from metastore.store import lists
 from metastore.store import models as m
+from metastore.store.transactions import driver_rows
 
 StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
 
@@ -250,25 +259,39 @@ def stats_rows(
     columns: Sequence[str] | None,
     engine: str,
 ) -> list[tuple[int, StatsRow]]:
-    """Stored rows of the owners' COLUMNS (all when None), each with its owner's id."""
+    """Stored rows of the owners' COLUMNS (all when None), each with its owner's id: one
+    statement built once, run on the driver (it is on the path of every table read)."""
     if not owner_ids or (columns is not None and not columns):
         return []
-    params: dict[str, Any] = {"owners": list(owner_ids), "engine": engine}
+    dialect = s.get_bind().dialect.name
+    params: dict[str, Any] = {"owners": lists.values(dialect, owner_ids), "engine": engine}
     if columns is not None:
-        params["columns"] = list(columns)
-    query = _stats_rows_query(level, columns is not None)
-    return [(r[0], as_stats_row(r[1:])) for r in s.connection().execute(query, params)]
+        params["columns"] = lists.values(dialect, columns)
+    query = _stats_rows_query(level, dialect, columns is not None)
+    return [(r[0], as_stats_row(_with_bytes(r[1:]))) for r in driver_rows(s, query, params)]
+
+
+def _with_bytes(row: Sequence[Any]) -> Sequence[Any]:
+    """ROW (STATS_COLUMNS) with its sketches as bytes: psycopg2 gives bytea as memoryview."""
+    if not isinstance(row[BIT_VECTOR], memoryview) and not isinstance(row[HISTOGRAM], memoryview):
+        return row
+    out = list(row)
+    for at in (BIT_VECTOR, HISTOGRAM):
+        if isinstance(out[at], memoryview):
+            out[at] = bytes(out[at])
+    return out
 
 
 @functools.cache
-def _stats_rows_query(level: StatsLevel, by_column: bool) -> Select[Any]:
-    """The statement of `stats_rows`, built once per level (and with or without a list of
-    columns): on the path of every table read, building it cost more than running it."""
+def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Select[Any]:
+    """The statement of `stats_rows` for LEVEL on DIALECT, with or without a list of
+    columns."""
     model = level.stats
     owner = level.stats_owner()
     query = select(owner, *_stats_columns(model)).where(
-        owner.in_(bindparam("owners", expanding=True)), model.ENGINE == bindparam("engine")
+        lists.among(dialect, "owners")(owner), model.ENGINE == bindparam("engine")
     )
     if by_column:
-        query = query.where(model.COLUMN_NAME.in_(bindparam("columns", expanding=True)))
+        column_name = model.__table__.c.COLUMN_NAME
+        query = query.where(lists.among(dialect, "columns", text=True)(column_name))
     return query

@@ -26,32 +26,30 @@ answers are built from these rows by the door (metastore.hms.answers).
 from __future__ import annotations
 
 import functools
-import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from sqlalchemy import (
-    BigInteger,
     CompoundSelect,
     Integer,
     Select,
     Text,
     bindparam,
     cast,
-    func,
     literal_column,
     null,
     select,
     union_all,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session
-from sqlalchemy.sql.elements import BindParameter, ColumnElement
+from sqlalchemy.sql.elements import BindParameter
 
+from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.partition_filter import text_in_byte_order
 from metastore.store.partitions import with_values
 from metastore.store.storage import Skewed, load_skewed
+from metastore.store.transactions import driver_rows
 
 PARTITIONS = m.Partition.__table__
 _SDS = m.StorageDescriptor.__table__
@@ -178,23 +176,26 @@ def partition_rows(
 
 
 @functools.cache
-def _storage_query() -> Select[Any]:
+def _storage_query(dialect: str) -> Select[Any]:
     no_int = cast(null(), Integer)
     sd, serde = _SDS.c, _SERDES.c
     return (
         select(no_int, no_int, no_int, *_storage_columns())
         .select_from(_SDS)
         .outerjoin(_SERDES, serde.SERDE_ID == sd.SERDE_ID)
-        .where(sd.SD_ID.in_(bindparam("sds", expanding=True)))
+        .where(lists.among(dialect, "sds")(sd.SD_ID))
     )
 
 
 def storage_rows(s: Session, sd_ids: Sequence[int]) -> dict[int, Any]:
     """SD_ID -> the row of a storage descriptor and its serde, shaped as a row of
-    `partition_rows` (its partition's fields None), for the descriptors SD_IDS."""
+    `partition_rows` (its partition's fields None), for the descriptors SD_IDS. Run on the
+    driver (transactions.driver_rows): IS_COMPRESSED and IS_STOREDASSUBDIRECTORIES may be
+    0 and 1."""
     if not sd_ids:
         return {}
-    rows = s.execute(_storage_query(), {"sds": list(sd_ids)}).all()
+    dialect = s.get_bind().dialect.name
+    rows = driver_rows(s, _storage_query(dialect), {"sds": lists.values(dialect, sd_ids)})
     return {row[SD_ID]: row for row in rows}
 
 
@@ -226,7 +227,7 @@ class Below:
         self.columns: dict[int, list[tuple[str, str | None, str | None]]] = {}
         """CD_ID -> (name, type, comment) of the columns, in order."""
         skewed_sds: set[int] = set()
-        lists: dict[int, Any] = {
+        sequences: dict[int, Any] = {
             _VALUE: self.values,
             _BUCKET: self.buckets,
         }
@@ -238,7 +239,7 @@ class Below:
         }
         triples = {_COLUMN: self.columns, _KEY: self.keys}
         dialect = s.get_bind().dialect.name
-        ids = _ids_of_postgres if dialect == "postgresql" else _ids_of_sqlite
+        ids = functools.partial(lists.values, dialect)
         rows = list(storage)
         owners = {
             "parts": ids(parts),
@@ -247,11 +248,11 @@ class Below:
             "serdes": ids({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
             "cds": ids({row[CD_ID] for row in rows if row[CD_ID] is not None}),
         }
-        for kind, owner, _, a, b, c, n in s.execute(_below(dialect), owners).all():
+        for kind, owner, _, a, b, c, n in driver_rows(s, _below(dialect), owners):
             if kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
-            elif kind in lists:
-                lists[kind].setdefault(owner, []).append(a or "")
+            elif kind in sequences:
+                sequences[kind].setdefault(owner, []).append(a or "")
             elif kind in triples:
                 triples[kind].setdefault(owner, []).append((a, b, c))
             elif kind == _SORT:
@@ -267,38 +268,16 @@ class Below:
         return cls(s, parts=[row[PART_ID] for row in rows], storage=rows)
 
 
-def _ids_of_postgres(ids: Iterable[int]) -> list[int]:
-    """IDS as the value of an `_among` parameter on PostgreSQL: an array."""
-    return sorted(ids)
-
-
-def _ids_of_sqlite(ids: Iterable[int]) -> str:
-    """IDS as the value of an `_among` parameter on SQLite: JSON text, for json_each."""
-    return json.dumps(sorted(ids))
-
-
-def _among(dialect: str, name: str) -> Callable[[ColumnElement[int]], ColumnElement[bool]]:
-    """A condition that a column is among the ids of parameter NAME, one bound parameter
-    however many they are: an array on PostgreSQL, a JSON array on SQLite."""
-    values: Any
-    if dialect == "postgresql":
-        array = bindparam(name, type_=ARRAY(BigInteger))
-        values = func.unnest(array).table_valued("value").render_derived()
-    else:
-        values = func.json_each(bindparam(name, type_=Text)).table_valued("value")
-    return lambda column: column.in_(select(values.c.value))
-
-
 @functools.cache
 def _below(dialect: str) -> CompoundSelect[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
     text, text, text, number), ordered by kind, owner and index. Its parameters are the
-    ids (see `_among`) of the partitions (parts), the tables (tbls), their storage
+    ids (see metastore.store.lists) of the partitions (parts), the tables (tbls), their storage
     descriptors (sds), and the serdes and column lists of these (serdes, cds). Built once:
     building a statement this size costs more than running it for a few partitions."""
-    parts, sds = _among(dialect, "parts"), _among(dialect, "sds")
-    serdes, cds = _among(dialect, "serdes"), _among(dialect, "cds")
-    tbls = _among(dialect, "tbls")
+    parts, sds = lists.among(dialect, "parts"), lists.among(dialect, "sds")
+    serdes, cds = lists.among(dialect, "serdes"), lists.among(dialect, "cds")
+    tbls = lists.among(dialect, "tbls")
     no_int = cast(null(), Integer)
     no_text = cast(null(), Text)
 

@@ -1,0 +1,132 @@
+"""transactions.driver_rows: statements built once, run on the transaction's driver
+connection, answer as SQLAlchemy does and fail as SQLAlchemy fails (so that Transactions.run
+runs a call again after a lost connection or a deadlock), on SQLite and PostgreSQL through
+both of its drivers."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from conftest import PG_ADMIN_URL, _postgres_or_skip, empty_database
+from sqlalchemy.orm import Session
+
+from metastore.store import lists, migrate, transactions
+from metastore.store import models as m
+from metastore.store.transactions import driver_rows
+
+DRIVERS = [
+    "sqlite",
+    pytest.param("psycopg", marks=pytest.mark.postgres),
+    pytest.param("psycopg2", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(scope="module", params=DRIVERS)
+def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated database of each backend, reached through each driver."""
+    backend = "sqlite" if request.param == "sqlite" else "postgresql"
+    for found in empty_database(backend, tmp_path_factory.mktemp("db")):
+        migrate.upgrade(found)
+        if backend == "postgresql":
+            with_driver = sa.make_url(found).set(drivername=f"postgresql+{request.param}")
+            found = with_driver.render_as_string(hide_password=False)
+        yield found
+
+
+SDS = m.StorageDescriptor.__table__
+
+
+@functools.cache
+def _by_ids(dialect: str) -> sa.Select[tuple[int, str, bool]]:
+    c = SDS.c
+    return (
+        sa.select(c.SD_ID, c.LOCATION, c.IS_COMPRESSED)
+        .where(lists.among(dialect, "ids")(c.SD_ID))
+        .order_by(c.SD_ID)
+    )
+
+
+def test_the_rows_are_sqlalchemys(url: str) -> None:
+    engine = transactions.create_engine(url, pool_size=1)
+    dialect = engine.dialect.name
+    try:
+        with Session(engine) as s, s.begin():
+            s.execute(
+                SDS.insert(),
+                [
+                    {
+                        "SD_ID": i,
+                        "LOCATION": f"file:/l{i}",
+                        "IS_COMPRESSED": i % 2 == 0,
+                        "NUM_BUCKETS": -1,
+                        "IS_STOREDASSUBDIRECTORIES": False,
+                    }
+                    for i in (7, 8, 9)
+                ],
+            )
+            params = {"ids": lists.values(dialect, [8, 7, 99])}
+            expected: list[tuple[Any, ...]] = [
+                tuple(row) for row in s.execute(_by_ids(dialect), params)
+            ]
+            assert expected == [(7, "file:/l7", False), (8, "file:/l8", True)]
+            found = driver_rows(s, _by_ids(dialect), params)
+            assert [(i, loc, bool(flag)) for i, loc, flag in found] == expected
+            s.rollback()
+    finally:
+        engine.dispose()
+
+
+def test_an_error_is_sqlalchemys_and_the_transaction_goes_on_after_rollback(url: str) -> None:
+    engine = transactions.create_engine(url, pool_size=1)
+    broken: sa.Select[tuple[object]] = sa.select(sa.column("x")).select_from(
+        sa.table("NO_SUCH_TABLE")
+    )
+    try:
+        with Session(engine) as s:
+            s.begin()
+            with pytest.raises(sa.exc.DBAPIError) as raised:
+                driver_rows(s, broken, {})
+            assert "NO_SUCH_TABLE" in str(raised.value)
+            assert not raised.value.connection_invalidated
+            s.rollback()
+            s.begin()
+            assert (
+                driver_rows(
+                    s, _by_ids(engine.dialect.name), {"ids": lists.values(engine.dialect.name, [1])}
+                )
+                == []
+            )
+            s.rollback()
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("driver", ["psycopg", "psycopg2"])
+def test_a_connection_lost_under_a_driver_statement_is_replaced_and_the_call_run_again(
+    driver: str,
+) -> None:
+    admin = _postgres_or_skip()
+    url = sa.make_url(PG_ADMIN_URL).set(drivername=f"postgresql+{driver}")
+    engine = transactions.create_engine(url.render_as_string(hide_password=False), pool_size=1)
+    attempts: list[int] = []
+
+    def work(s: Session) -> list[tuple[object, ...]]:
+        attempts.append(1)
+        if len(attempts) == 1:  # the server ends this connection's backend under it
+            pid = s.execute(sa.text("SELECT pg_backend_pid()")).scalar_one()
+            with admin.connect() as conn:
+                conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid})")
+        return [tuple(row) for row in driver_rows(s, sa.select(sa.literal(42, sa.Integer)), {})]
+
+    try:
+        rows = transactions.Transactions(engine).run(work, name="work", write=False)
+    finally:
+        engine.dispose()
+        admin.dispose()
+    assert rows == [(42,)]
+    assert len(attempts) == 2

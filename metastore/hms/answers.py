@@ -20,7 +20,7 @@ from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import spark_stats
+from metastore import names, spark_stats
 from metastore.config import Settings
 from metastore.hms.structs.statistics import stats_obj
 from metastore.hms.structs.tables import table_struct
@@ -59,12 +59,20 @@ class Answers:
 
     # -- tables ---------------------------------------------------------------------------
 
-    def tables(self, s: Session, db: m.Database, tables: Sequence[m.Table]) -> list[t.Table]:
+    def tables(
+        self,
+        s: Session,
+        db: m.Database | pr.StoredDatabase,
+        tables: Sequence[m.Table | pr.StoredTable],
+        storage: dict[int, Any] | None = None,
+    ) -> list[t.Table]:
         """The Table structs of TABLES (of database DB), in three statements (four with
-        statistics), with the spark.sql.statistics.* parameters Spark's optimizer reads
-        derived from their Hive-format statistics (metastore.spark_stats)."""
+        statistics; two and three when their STORAGE rows are given, by SD_ID), with the
+        spark.sql.statistics.* parameters Spark's optimizer reads derived from their
+        Hive-format statistics (metastore.spark_stats)."""
         ids = [table.TBL_ID for table in tables]
-        storage = pr.storage_rows(s, [table.SD_ID for table in tables if table.SD_ID])
+        if storage is None:
+            storage = pr.storage_rows(s, [table.SD_ID for table in tables if table.SD_ID])
         below = pr.Below(s, tables=ids, storage=storage.values())
         build_sd = _storage_builder(below)
         params = below.table_params
@@ -97,6 +105,25 @@ class Answers:
 
     def table(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
         return self.tables(s, db, [table])[0]
+
+    def table_named(
+        self, s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
+    ) -> t.Table:
+        """The Table struct of table TABLE_NAME of database DB_ARG (as lookup.table names
+        them): the table, its database and its storage descriptor in one statement, then
+        the rows below them and its statistics."""
+        cat, db_name = names.split_catalog(db_arg)
+        if catalog:
+            cat = names.identifier(catalog)
+        if db_name and table_name:
+            found = pr.table_row(s, cat, names.identifier(db_name), names.identifier(table_name))
+            if found is not None:
+                database, table, storage = found
+                rows = {table.SD_ID: storage} if storage is not None and table.SD_ID else {}
+                return self.tables(s, database, [table], rows)[0]
+        # Not found: lookup.table raises the error that names what is missing.
+        db, orm_table = lookup.table(s, db_arg, table_name, catalog)
+        return self.table(s, db, orm_table)
 
     # -- partitions -----------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     CompoundSelect,
@@ -197,6 +197,75 @@ def storage_rows(s: Session, sd_ids: Sequence[int]) -> dict[int, Any]:
     dialect = s.get_bind().dialect.name
     rows = driver_rows(s, _storage_query(dialect), {"sds": lists.values(dialect, sd_ids)})
     return {row[SD_ID]: row for row in rows}
+
+
+class StoredTable(NamedTuple):
+    """The fields of a table (TBLS) its answer needs, as `m.Table` names them."""
+
+    TBL_ID: int
+    SD_ID: int | None
+    TBL_NAME: str
+    OWNER: str | None
+    OWNER_TYPE: str | None
+    CREATE_TIME: int
+    LAST_ACCESS_TIME: int
+    RETENTION: int
+    VIEW_ORIGINAL_TEXT: str | None
+    VIEW_EXPANDED_TEXT: str | None
+    TBL_TYPE: str | None
+    IS_REWRITE_ENABLED: bool
+
+
+class StoredDatabase(NamedTuple):
+    """The fields of a database (DBS) a table's answer needs, as `m.Database` names them."""
+
+    NAME: str
+    CTLG_NAME: str
+
+
+_TABLE_FIELDS = len(StoredTable._fields)
+
+
+@functools.cache
+def _table_query() -> Select[Any]:
+    no_int = cast(null(), Integer)
+    sd, serde, tbl, db = _SDS.c, _SERDES.c, _TBLS.c, _DBS.c
+    return (
+        select(
+            *(no_int, no_int, no_int, *_storage_columns()),
+            *(tbl[name] for name in StoredTable._fields),
+            *(db[name] for name in StoredDatabase._fields),
+        )
+        .select_from(_TBLS)
+        .join(_DBS, db.DB_ID == tbl.DB_ID)
+        .outerjoin(_SDS, sd.SD_ID == tbl.SD_ID)
+        .outerjoin(_SERDES, serde.SERDE_ID == sd.SERDE_ID)
+        .where(
+            db.CTLG_NAME == bindparam("catalog"),
+            db.NAME == bindparam("db_name"),
+            tbl.TBL_NAME == bindparam("table_name"),
+        )
+    )
+
+
+def table_row(
+    s: Session, catalog: str, db_name: str, table_name: str
+) -> tuple[StoredDatabase, StoredTable, Any] | None:
+    """Table TABLE_NAME of database DB_NAME (of CATALOG), names as stored, in one statement
+    on the driver: its database, its fields and its storage descriptor's row (shaped as a
+    row of `partition_rows`, None for a table without one); None when there is no such
+    table. For the read calls of one table, which need no ORM entity."""
+    params = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
+    rows = driver_rows(s, _table_query(), params)
+    if not rows:
+        return None
+    row = rows[0]
+    start = SERDE_TYPE + 1
+    fields = list(row[start : start + _TABLE_FIELDS])
+    fields[-1] = bool(fields[-1])  # IS_REWRITE_ENABLED: SQLite's 0 or 1
+    table = StoredTable(*fields)
+    database = StoredDatabase(*row[start + _TABLE_FIELDS :])
+    return database, table, row if row[SD_ID] is not None else None
 
 
 class Below:

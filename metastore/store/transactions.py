@@ -64,7 +64,7 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get(_WRITE, False)
-        _on_driver(conn, "BEGIN IMMEDIATE" if write else "BEGIN", ())
+        _on_driver(conn, "BEGIN IMMEDIATE" if write else "BEGIN", (), fetch=False)
 
 
 def driver_rows(s: Session, statement: ClauseElement, params: Mapping[str, Any]) -> list[Any]:
@@ -104,17 +104,22 @@ def _compiled(
 
 
 def _on_driver(
-    connection: sa.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any]
+    connection: sa.Connection,
+    sql: str,
+    params: Sequence[Any] | Mapping[str, Any],
+    *,
+    fetch: bool = True,
 ) -> list[Any]:
-    """The rows of SQL with PARAMS, run on CONNECTION's driver connection; errors raised as
-    SQLAlchemy raises them (a connection found dead is invalidated)."""
+    """The rows of SQL with PARAMS (none unless FETCH), run on CONNECTION's driver
+    connection; errors raised as SQLAlchemy raises them (a connection found dead is
+    invalidated)."""
     dbapi_connection = connection.connection.driver_connection
     assert dbapi_connection is not None
     cursor = dbapi_connection.cursor()
     dialect = connection.dialect
     try:
         cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description is not None else []
+        return cursor.fetchall() if fetch else []
     except dialect.loaded_dbapi.Error as e:
         lost = dialect.is_disconnect(e, dbapi_connection, cursor)
         if lost:

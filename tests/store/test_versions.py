@@ -6,14 +6,12 @@ tables a call names is one statement."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import tempfile
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer
+from driver_trace import DriverStatements
 from metadata_builders import (
     Client,
     add_stats,
@@ -25,7 +23,6 @@ from metadata_builders import (
     partition,
     table,
 )
-from psycopg import pq
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms.call import CHANGING_CALLS
@@ -331,51 +328,18 @@ def test_a_table_id_given_again_gets_a_version_never_seen(
     assert _versions(engine, tables)[again] > old
 
 
-@pytest.fixture
-def counted(server: RunningServer) -> Iterator[tuple[sa.Engine, Callable[[], list[str]]]]:
-    """An engine on the server's database that records every statement its driver connections
-    are sent, SQLAlchemy's and those sent to the driver directly: SQLite's trace callback,
-    and libpq's trace of PostgreSQL's protocol (the queries and the parsed statements)."""
-    engine = sa.create_engine(server.url)
-    statements: list[str] = []
-    traces: list[Path] = []
-
-    @sa.event.listens_for(engine, "connect")
-    def trace(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-        if engine.dialect.name == "sqlite":
-            dbapi_connection.set_trace_callback(statements.append)
-        else:
-            path = Path(tempfile.mkstemp(prefix="libpq-trace-")[1])
-            traces.append(path)
-            dbapi_connection.pgconn.trace(os.open(path, os.O_WRONLY | os.O_APPEND))
-            dbapi_connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
-
-    def sent() -> list[str]:
-        if engine.dialect.name == "sqlite":
-            return statements
-        return [
-            line
-            for path in traces
-            for line in path.read_text().splitlines()
-            if line.startswith("F") and ("\tQuery\t" in line or "\tParse\t" in line)
-        ]
-
-    yield engine, sent
-    engine.dispose()
-    for path in traces:
-        path.unlink()
-
-
 def test_reading_the_versions_of_the_tables_of_a_call_is_one_statement(
-    tables: Tables, counted: tuple[sa.Engine, Callable[[], list[str]]]
+    tables: Tables, server: RunningServer
 ) -> None:
-    engine, sent = counted
+    engine = sa.create_engine(server.url)
     names = [("hive", tables.db, "p"), ("hive", tables.db, "u"), ("hive", tables.other, "o")]
     tx = Transactions(engine)
-    versions.read(tx, names)  # the dialect's questions when it first connects
-    before = len(sent())
-    found = versions.read(tx, [*names, ("hive", tables.db, "missing")])
-    assert len(sent()) - before == 1, sent()[before:]
+    with DriverStatements(engine) as statements:
+        versions.read(tx, names)  # the dialect's questions when it first connects
+        before = len(statements.sent())
+        found = versions.read(tx, [*names, ("hive", tables.db, "missing")])
+        assert len(statements.sent()) - before == 1, statements.sent()[before:]
+    engine.dispose()
     assert set(found) == set(names)
     assert all(version is not None for _, version in found.values())
 

@@ -100,15 +100,14 @@ class TableCalls(StatisticsWrites):
 
     @call(write=False)
     def get_table(self, s: Session, dbname: str, tbl_name: str) -> t.Table:
-        database, table = lookup.table(s, dbname, tbl_name)
-        return self.answers.table(s, database, table)
+        return self.answers.table_named(s, dbname, tbl_name)
 
     @call(write=False)
     def get_table_req(self, s: Session, req: t.GetTableRequest) -> t.GetTableResult:
         if req is None or not req.dbName or not req.tblName:
             raise t.MetaException("GetTableRequest needs dbName and tblName")
-        database, table = lookup.table(s, req.dbName, req.tblName, req.catName)
-        return t.GetTableResult(table=self.answers.table(s, database, table))
+        table = self.answers.table_named(s, req.dbName, req.tblName, req.catName)
+        return t.GetTableResult(table=table)
 
     def _tables_by_name(
         self, s: Session, db_name: str | None, table_names: Sequence[str] | None

@@ -11,6 +11,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names, vocabulary
 from metastore.hms.structs import now, valid_name
 from metastore.store import models as m
+from metastore.store.partition_rows import StoredDatabase, StoredTable
 from metastore.store.storage import Skewed, Storage
 
 
@@ -127,8 +128,8 @@ def table_row(table: t.Table, db_id: int) -> m.Table:
 
 
 def table_struct(
-    row: m.Table,
-    db: m.Database,
+    row: m.Table | StoredTable,
+    db: m.Database | StoredDatabase,
     sd: t.StorageDescriptor | None,
     keys: list[t.FieldSchema],
     params: dict[str, str],

@@ -1,0 +1,65 @@
+"""What an engine's connections send to the database, counted at the driver: the statements
+SQLAlchemy runs and those run on the driver connection directly (the versions read, the
+statements of metastore.store.transactions.driver_rows)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from psycopg import pq
+
+
+class DriverStatements:
+    """Records the statements sent on ENGINE's connections while in use as a context
+    manager: SQLite's trace callback, and libpq's trace of PostgreSQL's protocol (psycopg
+    3). The pool's idle connections are closed on entry and on exit, so that every
+    connection used meanwhile is a traced one."""
+
+    def __init__(self, engine: sa.Engine) -> None:
+        self.engine = engine
+        self._statements: list[str] = []
+        self._traces: list[Path] = []
+
+    def _trace(self, dbapi_connection: Any, _record: Any) -> None:
+        if self.engine.dialect.name == "sqlite":
+            dbapi_connection.set_trace_callback(self._statements.append)
+            return
+        path = Path(tempfile.mkstemp(prefix="libpq-trace-")[1])
+        self._traces.append(path)
+        dbapi_connection.pgconn.trace(os.open(path, os.O_WRONLY | os.O_APPEND))
+        dbapi_connection.pgconn.set_trace_flags(pq.Trace.SUPPRESS_TIMESTAMPS)
+
+    def __enter__(self) -> DriverStatements:
+        sa.event.listen(self.engine, "connect", self._trace)
+        self.engine.pool.dispose()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sa.event.remove(self.engine, "connect", self._trace)
+        self.engine.pool.dispose()
+        for path in self._traces:
+            path.unlink()
+
+    def sent(self) -> list[str]:
+        """The statements sent so far: SQL text on SQLite; on PostgreSQL a line per simple
+        query and per execution of the extended protocol (a prepared statement is parsed
+        once and executed many times)."""
+        if self.engine.dialect.name == "sqlite":
+            return list(self._statements)
+        return [
+            line
+            for path in self._traces
+            for line in path.read_text().splitlines()
+            if line.startswith("F") and ("\tQuery\t" in line or "\tExecute\t" in line)
+        ]
+
+    def selects(self) -> int:
+        """The statements sent so far other than BEGIN, COMMIT and ROLLBACK."""
+        control = ("BEGIN", "COMMIT", "ROLLBACK")
+        if self.engine.dialect.name == "sqlite":
+            return sum(1 for s in self._statements if not s.lstrip().upper().startswith(control))
+        return sum(1 for line in self.sent() if not any(f'"{word}' in line for word in control))

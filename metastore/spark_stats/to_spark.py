@@ -190,9 +190,10 @@ def column_statistics(
         if distinct is not None:
             out["distinctCount"] = str(distinct)
     out.update(_lengths(ctype, row, non_null))
-    bounds = _bounds(name, ctype, row)
-    if bounds is not None:
-        out["min"], out["max"] = _range_text(ctype, *bounds)
+    found = _bounds(name, ctype, row)
+    bounds = None
+    if found is not None:
+        bounds, (out["min"], out["max"]) = found
     if kind.has_range and row["HISTOGRAM"] and num_bins > 0:
         histogram = _histogram(name, ctype, row, bounds, non_null, out, num_bins)
         if histogram is not None:
@@ -255,9 +256,12 @@ def _lengths(ctype: ColumnType, row: Mapping[str, Any], non_null: int | None) ->
 Bound = int | float | Decimal
 
 
-def _bounds(name: str, ctype: ColumnType, row: Mapping[str, Any]) -> tuple[Bound, Bound] | None:
+def _bounds(
+    name: str, ctype: ColumnType, row: Mapping[str, Any]
+) -> tuple[tuple[Bound, Bound], tuple[str, str]] | None:
     """The stored low and high of a column with a range, in Spark's units (days, micros),
-    at the column's scale for decimals; None when either is missing or they do not fit."""
+    at the column's scale for decimals, and their Spark texts; None when either is missing
+    or they do not fit."""
     kind = ctype.kind
     if not kind.has_range:
         return None
@@ -281,11 +285,11 @@ def _bounds(name: str, ctype: ColumnType, row: Mapping[str, Any]) -> tuple[Bound
         log.warning("column %s: low %s and high %s do not fit %s", name, low, high, ctype.base)
         return None
     try:
-        _range_text(ctype, low, high)
+        texts = _range_text(ctype, low, high)
     except ValueError as exc:
         log.warning("column %s: %s", name, exc)
         return None
-    return low, high
+    return (low, high), texts
 
 
 def _range_text(ctype: ColumnType, low: Bound, high: Bound) -> tuple[str, str]:

@@ -17,6 +17,7 @@ read back as the same double; Java's ``FloatingDecimal`` before 19 (the JVM of S
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import math
 import re
 import struct
@@ -63,8 +64,10 @@ class ColumnType:
         return self.kind not in (Kind.STRING, Kind.BINARY)
 
 
+@functools.lru_cache(maxsize=1024)
 def column_type(hive_type: str) -> ColumnType | None:
-    """The ColumnType of HIVE_TYPE, None for types without statistics (arrays, maps, ...)."""
+    """The ColumnType of HIVE_TYPE, None for types without statistics (arrays, maps, ...);
+    kept for the types seen last (every table read asks for each of its columns')."""
     found = primitive(hive_type)
     if found is None or not found.kinds:
         return None

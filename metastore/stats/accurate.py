@@ -8,35 +8,40 @@ bare "true" means basic statistics only; text that does not parse means nothing 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 KEY = "COLUMN_STATS_ACCURATE"
 
 
-def _parse(value: str | None) -> tuple[bool, set[str]]:
+@functools.lru_cache(maxsize=1024)
+def _parse(value: str | None) -> tuple[bool, frozenset[str]]:
+    """Whether VALUE says the basic statistics are accurate, and the columns it says are.
+    Kept for the texts seen last: every table read parses its table's value a few times."""
     if not value:
-        return False, set()
+        return False, frozenset()
     if value.strip().lower() == "true":
-        return True, set()
+        return True, frozenset()
     try:
         parsed: Any = json.loads(value)
     except ValueError:
-        return False, set()
+        return False, frozenset()
     if not isinstance(parsed, dict):
-        return False, set()
+        return False, frozenset()
     basic = str(parsed.get("BASIC_STATS", "")).lower() == "true"
     columns = parsed.get("COLUMN_STATS")
     accurate = (
-        {k for k, v in columns.items() if str(v).lower() == "true"}
+        frozenset(k for k, v in columns.items() if str(v).lower() == "true")
         if isinstance(columns, dict)
-        else set()
+        else frozenset()
     )
     return basic, accurate
 
 
-def _render(basic: bool, columns: set[str]) -> str | None:
+def _render(basic: bool, columns: AbstractSet[str]) -> str | None:
     out: dict[str, Any] = {}
     if basic:
         out["BASIC_STATS"] = "true"
@@ -45,7 +50,7 @@ def _render(basic: bool, columns: set[str]) -> str | None:
     return json.dumps(out, separators=(",", ":")) if out else None
 
 
-def accurate_columns(value: str | None) -> set[str]:
+def accurate_columns(value: str | None) -> frozenset[str]:
     return _parse(value)[1]
 
 
@@ -76,4 +81,4 @@ def with_columns(value: str | None, columns: Iterable[str]) -> str | None:
 def without_columns(value: str | None, columns: Iterable[str] | None) -> str | None:
     """VALUE with COLUMNS (all when None) no longer accurate; None when nothing is left."""
     basic, accurate = _parse(value)
-    return _render(basic, set() if columns is None else accurate - set(columns))
+    return _render(basic, frozenset() if columns is None else accurate - set(columns))

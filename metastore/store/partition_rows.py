@@ -16,11 +16,15 @@ rows of SQLAlchemy Core queries:
    `Below` holds them by owner id.
 
 A table's answer is read the same way: its descriptor and serde (`storage_rows`, shaped as a
-partition's row), then the same UNION ALL, which also holds the tables' parameters and
-partition keys.
+partition's row; `table_row` reads a table by name with its database and descriptor in one
+statement), then the same UNION ALL, which also holds the tables' parameters and partition
+keys.
 
-A descriptor with skewed columns costs a few statements more (storage.load_skewed). The
-answers are built from these rows by the door (metastore.hms.answers).
+The statements that do not depend on the call's selection are built once and run on the
+driver (metastore.store.transactions.driver_rows): their ids are one parameter each
+(metastore.store.lists). A descriptor with skewed columns costs a few statements more
+(storage.load_skewed). The answers are built from these rows by the door
+(metastore.hms.answers).
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select, text
+from sqlalchemy import CompoundSelect, Select, bindparam, func, select, text, union_all
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
@@ -110,26 +110,34 @@ def read(tx: Transactions, tables: Iterable[TableName]) -> dict[TableName, tuple
     if not by_database:
         return {}
     shape = tuple(len(names) for names in by_database.values())
-    params = [v for (cat, db), names in by_database.items() for v in (cat, db, *names)]
-    rows = tx.query(functools.partial(_read_sql, shape), params)
+    params: dict[str, str] = {}
+    for i, ((catalog, db_name), names) in enumerate(by_database.items()):
+        params[f"catalog{i}"], params[f"db{i}"] = catalog, db_name
+        params.update({f"table{i}_{j}": name for j, name in enumerate(names)})
+    rows = tx.query(read_statement(shape), params)
     return {(cat, db, name): (tbl_id, version) for cat, db, name, tbl_id, version in rows}
 
 
 @functools.lru_cache(maxsize=64)
-def _read_sql(shape: tuple[int, ...], placeholder: str) -> str:
-    """The statement of `read` for tables of len(SHAPE) databases, SHAPE[i] of the i-th, in
-    the driver's PLACEHOLDER style: a SELECT per database, each finding its tables through
-    the unique indexes of DBS and TBLS (a row-value IN of several (catalog, database,
-    table) triples makes SQLite scan TBLS)."""
+def read_statement(shape: tuple[int, ...]) -> Select[Any] | CompoundSelect[Any]:
+    """The statement of `read` for tables of len(SHAPE) databases, SHAPE[i] of the i-th
+    (parameters catalogI, dbI and tableI_J): a SELECT per database, each finding its tables
+    through the unique indexes of DBS and TBLS (a row-value IN of several (catalog,
+    database, table) triples makes SQLite scan TBLS). Built once per shape."""
+    d, t, v = m.Database.__table__.c, m.Table.__table__.c, m.TableVersion.__table__.c
     selects = [
-        'SELECT d."CTLG_NAME", d."NAME", t."TBL_NAME", t."TBL_ID", v."VERSION" '
-        'FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
-        'LEFT JOIN "TBL_VERSIONS" v ON v."TBL_ID" = t."TBL_ID" '
-        f'WHERE d."CTLG_NAME" = {placeholder} AND d."NAME" = {placeholder} '
-        f'AND t."TBL_NAME" IN ({", ".join([placeholder] * count)})'
-        for count in shape
+        select(d.CTLG_NAME, d.NAME, t.TBL_NAME, t.TBL_ID, v.VERSION)
+        .select_from(m.Table.__table__)
+        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
+        .outerjoin(m.TableVersion.__table__, v.TBL_ID == t.TBL_ID)
+        .where(
+            d.CTLG_NAME == bindparam(f"catalog{i}"),
+            d.NAME == bindparam(f"db{i}"),
+            t.TBL_NAME.in_([bindparam(f"table{i}_{j}") for j in range(count)]),
+        )
+        for i, count in enumerate(shape)
     ]
-    return " UNION ALL ".join(selects)
+    return selects[0] if len(selects) == 1 else union_all(*selects)
 
 
 def catalog_version(s: Session, catalog: str) -> int:

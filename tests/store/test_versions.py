@@ -27,7 +27,7 @@ from metadata_builders import (
 from hive_metastore_thrift import ttypes as t
 from metastore.hms.call import CHANGING_CALLS
 from metastore.store import versions
-from metastore.store.transactions import Transactions
+from metastore.store.transactions import Transactions, _bound
 
 
 @dataclasses.dataclass(frozen=True)
@@ -350,19 +350,21 @@ def test_the_versions_of_several_tables_are_found_through_the_indexes(
     """Whatever the number of tables a call names, their versions are looked up by the
     unique indexes of DBS and TBLS, never by a scan of all the tables."""
     engine = sa.create_engine(server.url)
-    placeholder = "?" if engine.dialect.name == "sqlite" else "%s"
     db, other = tables.db, tables.other
     shapes = {
-        (1,): ["hive", db, "p"],
-        (3,): ["hive", db, "p", "u", "missing"],
-        (2, 1): ["hive", db, "p", "u", "hive", other, "o"],
+        (1,): {"catalog0": "hive", "db0": db, "table0_0": "p"},
+        (3,): {"catalog0": "hive", "db0": db, "table0_0": "p", "table0_1": "u", "table0_2": "x"},
+        (2, 1): {
+            **{"catalog0": "hive", "db0": db, "table0_0": "p", "table0_1": "u"},
+            **{"catalog1": "hive", "db1": other, "table1_0": "o"},
+        },
     }
     with engine.connect() as connection:
         driver = connection.connection.driver_connection
         assert driver is not None
         cursor = driver.cursor()
-        for shape, params in shapes.items():
-            sql = versions._read_sql(shape, placeholder)
+        for shape, named in shapes.items():
+            sql, params = _bound(versions.read_statement(shape), engine.dialect, named)
             if engine.dialect.name == "sqlite":
                 cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
                 plan = [row[3] for row in cursor.fetchall()]

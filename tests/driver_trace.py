@@ -1,6 +1,6 @@
 """What an engine's connections send to the database, counted at the driver: the statements
 SQLAlchemy runs and those run on the driver connection directly (the versions read, the
-statements of metastore.store.transactions.driver_rows)."""
+statements of metastore.store.driver)."""
 
 from __future__ import annotations
 

@@ -36,7 +36,7 @@ from metastore.stats.rows import (
 )
 from metastore.store import lists
 from metastore.store import models as m
-from metastore.store.transactions import driver_rows
+from metastore.store.driver import driver_execute, driver_rows
 
 StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
 
@@ -74,9 +74,10 @@ def upsert_stats(
 
     PostgreSQL gets every row in one statement that reads one array per column
     (INSERT ... SELECT unnest(...)); SQLite runs one compiled statement over the rows with
-    the driver's executemany (in-process, so there are no round trips to save). Both avoid
-    per-row work in SQLAlchemy, which costs more than the database does for the 20,000 rows
-    of a typical batch.
+    the driver's executemany (in-process, so there are no round trips to save). Both run on
+    the driver (metastore.store.driver), without per-row or per-statement work in
+    SQLAlchemy, which costs more than the database does, for the 20,000 rows of a batch as
+    for the 10 of a per-call write.
     """
     if not rows:
         return
@@ -85,15 +86,13 @@ def upsert_stats(
     # the same order and cannot deadlock.
     ordered = sorted(rows, key=lambda r: (r[0], r[1]["COLUMN_NAME"], r[1]["ENGINE"]))
     plain: list[Mapping[str, Any]] = [{owner: owner_id, **row} for owner_id, row in ordered]
-    connection = s.connection()
-    dialect = connection.dialect.name
+    dialect = s.get_bind().dialect.name
     if dialect == "postgresql":
         columns = [owner, *STATS_COLUMNS]
-        stmt = _postgres_upsert(level, keep_unset)
-        connection.execute(stmt, {c: [row[c] for row in plain] for c in columns})
+        arrays = {c: [row[c] for row in plain] for c in columns}
+        driver_execute(s, _postgres_upsert(level, keep_unset), arrays)
     elif dialect == "sqlite":
-        text, order = _sqlite_upsert(level, keep_unset)
-        connection.exec_driver_sql(text, [tuple(row[c] for c in order) for row in plain])
+        driver_execute(s, _sqlite_upsert(level, keep_unset), plain)
     else:
         raise NotImplementedError(f"upserts are not implemented for {dialect}")
 
@@ -112,17 +111,13 @@ def _postgres_upsert(level: StatsLevel, keep_unset: bool) -> Any:
 
 
 @functools.cache
-def _sqlite_upsert(level: StatsLevel, keep_unset: bool) -> tuple[str, tuple[str, ...]]:
-    """The SQL of INSERT ... VALUES (?, ...) ON CONFLICT ..., and the columns of its
-    parameters in their order."""
+def _sqlite_upsert(level: StatsLevel, keep_unset: bool) -> Any:
+    """INSERT ... VALUES (one row) ON CONFLICT ..., run over the rows by executemany."""
     table = level.stats.__table__
     columns = [level.owner, *STATS_COLUMNS]
-    stmt = _on_conflict(
+    return _on_conflict(
         level, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
     )
-    compiled = stmt.compile(dialect=sqlite.dialect())
-    assert compiled.positiontup is not None
-    return compiled.string, tuple(compiled.positiontup)
 
 
 def _array_param(name: str, item_type: Any) -> Any:

@@ -9,21 +9,19 @@ of statements, whatever the number of partitions and columns.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy.orm import Session
 
 from metastore import names
 from metastore.errors import InvalidInput, InvalidObject, NotFound
-from metastore.stats import accurate, aggregate, queries
+from metastore.stats import accurate, aggregate, owners, queries
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
 from metastore.stats.rows import StatsRow
 from metastore.stats.validate import check_engine, checked
 from metastore.store import lookup
-from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
-from metastore.store.partitions import partition_ids
-from metastore.store.storage import column_types, column_types_by_storage
+from metastore.store.storage import column_types
 
 
 @dataclasses.dataclass
@@ -52,48 +50,47 @@ def write_statistics(
         key = (entry.catalog, names.identifier(entry.db), names.identifier(entry.table))
         groups.setdefault(key, []).append(entry)
     for (catalog, db_name, table_name), group in groups.items():
-        db, table = lookup.table(s, db_name, table_name, catalog)
-        where = f"{db.NAME}.{table.TBL_NAME}"
+        table = owners.table(s, db_name, table_name, catalog)
         table_level = [e for e in group if e.partition is None]
         part_level = [e for e in group if e.partition is not None]
         if table_level:
-            types = column_types(s, table.SD_ID)
-            rows = [_owner_rows(e.rows, types, f"table {where}", engine) for e in table_level]
-            _store_rows(s, TABLE_LEVEL, {table.TBL_ID: rows}, engine, merge)
+            types = owners.column_types(s, [table.cd_id]).get(table.cd_id or -1, {})
+            where = f"table {table.where()}"
+            rows = [_owner_rows(e.rows, types, where, engine) for e in table_level]
+            stored = {table.tbl_id: table.accurate} if table.accurate is not None else {}
+            _store_rows(s, TABLE_LEVEL, {table.tbl_id: rows}, stored, engine, merge)
         if part_level:
-            _write_partition_statistics(s, db, table, part_level, engine, merge)
+            _write_partition_statistics(s, table, part_level, engine, merge)
 
 
 def _write_partition_statistics(
     s: Session,
-    db: m.Database,
-    table: m.Table,
+    table: owners.TableOwner,
     entries: Sequence[StatsEntry],
     engine: str,
     merge: bool,
 ) -> None:
-    keys = lookup.partition_keys(s, table)
-    if not keys:
-        raise InvalidObject(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
+    if not table.keys:
+        raise InvalidObject(f"table {table.where()} is not partitioned")
     stored_names = []
     for entry in entries:
         try:
-            values = names.partition_values(entry.partition or "", keys)
+            values = names.partition_values(entry.partition or "", table.keys)
         except names.InvalidNameError as e:
             raise InvalidObject(str(e)) from None
-        stored_names.append(names.make_partition_name(keys, values))
-    partitions = partition_ids(s, table.TBL_ID, sorted(set(stored_names)))
-    types = column_types_by_storage(s, (sd_id for _, sd_id in partitions.values()))
+        stored_names.append(names.make_partition_name(table.keys, values))
+    partitions = owners.partitions(s, table.tbl_id, sorted(set(stored_names)))
+    types = owners.column_types(s, (p.cd_id for p in partitions.values()))
     by_owner: dict[int, list[list[StatsRow]]] = {}
     for entry, name in zip(entries, stored_names, strict=True):
         found = partitions.get(name)
         if found is None:
-            raise lookup.missing(f"partition {name} of table {db.NAME}.{table.TBL_NAME}")
-        part_id, sd_id = found
-        where = f"partition {name} of {db.NAME}.{table.TBL_NAME}"
-        rows = _owner_rows(entry.rows, types.get(sd_id or -1, {}), where, engine)
-        by_owner.setdefault(part_id, []).append(rows)
-    _store_rows(s, PARTITION_LEVEL, by_owner, engine, merge)
+            raise lookup.missing(f"partition {name} of table {table.where()}")
+        where = f"partition {name} of {table.where()}"
+        rows = _owner_rows(entry.rows, types.get(found.cd_id or -1, {}), where, engine)
+        by_owner.setdefault(found.part_id, []).append(rows)
+    stored = {p.part_id: p.accurate for p in partitions.values() if p.accurate is not None}
+    _store_rows(s, PARTITION_LEVEL, by_owner, stored, engine, merge)
 
 
 def _owner_rows(
@@ -119,19 +116,20 @@ def _store_rows(
     s: Session,
     level: StatsLevel,
     by_owner: dict[int, list[list[StatsRow]]],
+    stored_accurate: Mapping[int, str | None],
     engine: str,
     merge: bool,
 ) -> None:
     """Upsert the rows of each owner (several entries for one owner are merged or, without
-    MERGE, the later wins) and mark their columns in COLUMN_STATS_ACCURATE."""
-    owners = list(by_owner)
-    stored_accurate = param_values(s, level.params, owners, accurate.KEY)
+    MERGE, the later wins) and mark their columns in COLUMN_STATS_ACCURATE (STORED_ACCURATE:
+    its value for the owners that have it)."""
+    owner_ids = list(by_owner)
     stored: dict[tuple[int, str], StatsRow] = {}
     if merge:
         columns = sorted(
             {r["COLUMN_NAME"] for lists in by_owner.values() for rows in lists for r in rows}
         )
-        for owner, row in queries.stats_rows(s, level, owners, columns, engine):
+        for owner, row in queries.stats_rows(s, level, owner_ids, columns, engine):
             if row["COLUMN_NAME"] in accurate.accurate_columns(stored_accurate.get(owner)):
                 stored[(owner, row["COLUMN_NAME"])] = row
     final: dict[tuple[int, str], StatsRow] = {}
@@ -147,7 +145,7 @@ def _store_rows(
     queries.upsert_stats(
         s, level, [(owner, row) for (owner, _), row in final.items()], keep_unset=not merge
     )
-    written: dict[int, set[str]] = {owner: set() for owner in owners}
+    written: dict[int, set[str]] = {owner: set() for owner in owner_ids}
     for owner, column in final:
         written[owner].add(column)
     set_param_values(

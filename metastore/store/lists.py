@@ -1,7 +1,7 @@
 """A list of values as one bound parameter, whatever its length: an array on PostgreSQL,
 JSON text read with json_each on SQLite. A statement with such parameters is built and
 compiled once (no expanding IN of one parameter per value), so it can run on the driver
-(metastore.store.transactions.driver_rows)."""
+(metastore.store.driver)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import BigInteger, Text, bindparam, func, select
+from sqlalchemy import BigInteger, Text, any_, bindparam, cast, func, select
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -26,6 +26,18 @@ def among(
     else:
         values = func.json_each(bindparam(name, type_=Text)).table_valued("value")
     return lambda column: column.in_(select(values.c.value))
+
+
+def any_of(
+    dialect: str, name: str, *, text: bool = False
+) -> Callable[[ColumnElement[Any]], ColumnElement[bool]]:
+    """As `among`, but on PostgreSQL `column = ANY(array)`: a condition an index on the
+    column answers directly, whatever the planner estimates (`among` is a semi-join, whose
+    method it chooses from its estimates, which a table not yet analyzed gets wrong)."""
+    if dialect != "postgresql":
+        return among(dialect, name, text=text)
+    array = cast(bindparam(name), ARRAY(Text if text else BigInteger))
+    return lambda column: column == any_(array)
 
 
 def values(dialect: str, items: Iterable[Any]) -> Any:

@@ -4,13 +4,18 @@ inside the caller's transaction."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import ARRAY, BigInteger, Delete, Text, bindparam, cast, delete, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import KeyedColumnElement
 
+from metastore.store import lists
 from metastore.store import models as m
+from metastore.store.driver import driver_execute
 
 # The tables of (owner id, PARAM_KEY, PARAM_VALUE) rows.
 ParamModel = (
@@ -94,7 +99,10 @@ def set_param_values(
     key: str,
     stored: Mapping[int, str | None] | None = None,
 ) -> None:
-    """Set parameter KEY of many owners at once; None removes it.
+    """Set parameter KEY of many owners at once; None removes it. At most two statements
+    whatever the number of owners (an upsert of the values set, a delete of those removed),
+    run on the driver (metastore.store.driver): statistics writes set COLUMN_STATS_ACCURATE
+    this way in every call.
 
     STORED, when given, is what param_values returned for these owners: owners whose value
     does not change are not written.
@@ -103,14 +111,55 @@ def set_param_values(
         values = {i: v for i, v in values.items() if stored.get(i) != v}
     if not values:
         return
-    owner = param_owner(model)
+    dialect = s.get_bind().dialect.name
     ids = sorted(values)  # one lock order for every writer
-    for start in range(0, len(ids), 5000):
-        s.execute(delete(model).where(owner.in_(ids[start : start + 5000]), model.PARAM_KEY == key))
-    new = [
-        {owner.name: i, "PARAM_KEY": key, "PARAM_VALUE": v}
-        for i, v in sorted(values.items())
-        if v is not None
-    ]
-    if new:
-        s.execute(model.__table__.insert(), new)
+    removed = [i for i in ids if values[i] is None]
+    if removed:
+        params = {"owners": lists.values(dialect, removed), "key": key}
+        driver_execute(s, _delete_values(model, dialect), params)
+    kept = [i for i in ids if values[i] is not None]
+    if not kept:
+        return
+    if dialect == "postgresql":
+        arrays = {"owners": kept, "key": key, "values": [values[i] for i in kept]}
+        driver_execute(s, _upsert_values(model, dialect), arrays)
+    else:
+        rows = [{"owner": i, "key": key, "value": values[i]} for i in kept]
+        driver_execute(s, _upsert_values(model, dialect), rows)
+
+
+@functools.cache
+def _delete_values(model: ParamModel, dialect: str) -> Delete:
+    """The delete of `set_param_values`: parameter `key` of the owners of `owners`."""
+    owner = param_owner(model)
+    return delete(model.__table__).where(
+        lists.among(dialect, "owners")(owner), model.__table__.c.PARAM_KEY == bindparam("key")
+    )
+
+
+@functools.cache
+def _upsert_values(model: ParamModel, dialect: str) -> Any:
+    """The upsert of `set_param_values`: on PostgreSQL of the arrays `owners` and `values`
+    (one statement for all rows), on SQLite of one row (`owner`, `value`), run over the rows
+    by executemany; parameter `key` either way."""
+    table = model.__table__
+    owner = param_owner(model)
+    columns = [owner.name, "PARAM_KEY", "PARAM_VALUE"]
+    insert: Any
+    if dialect == "postgresql":
+        pairs = (
+            func.unnest(
+                cast(bindparam("owners"), ARRAY(BigInteger)), cast(bindparam("values"), ARRAY(Text))
+            )
+            .table_valued("owner", "value")
+            .render_derived()
+        )
+        source = select(pairs.c.owner, cast(bindparam("key"), Text), pairs.c.value)
+        insert = postgresql.insert(table).from_select(columns, source)
+    else:
+        row: dict[str, Any] = {owner.name: bindparam("owner"), "PARAM_KEY": bindparam("key")}
+        insert = sqlite.insert(table).values({**row, "PARAM_VALUE": bindparam("value")})
+    return insert.on_conflict_do_update(
+        index_elements=[owner.name, "PARAM_KEY"],
+        set_={"PARAM_VALUE": insert.excluded.PARAM_VALUE},
+    )

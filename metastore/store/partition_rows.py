@@ -21,7 +21,7 @@ statement), then the same UNION ALL, which also holds the tables' parameters and
 keys.
 
 The statements that do not depend on the call's selection are built once and run on the
-driver (metastore.store.transactions.driver_rows): their ids are one parameter each
+driver (metastore.store.driver): their ids are one parameter each
 (metastore.store.lists). A descriptor with skewed columns costs a few statements more
 (storage.load_skewed). The answers are built from these rows by the door
 (metastore.hms.answers).
@@ -50,10 +50,10 @@ from sqlalchemy.sql.elements import BindParameter
 
 from metastore.store import lists
 from metastore.store import models as m
+from metastore.store.driver import driver_rows
 from metastore.store.partition_filter import text_in_byte_order
 from metastore.store.partitions import with_values
 from metastore.store.storage import Skewed, load_skewed
-from metastore.store.transactions import driver_rows
 
 PARTITIONS = m.Partition.__table__
 _SDS = m.StorageDescriptor.__table__
@@ -194,7 +194,7 @@ def _storage_query(dialect: str) -> Select[Any]:
 def storage_rows(s: Session, sd_ids: Sequence[int]) -> dict[int, Any]:
     """SD_ID -> the row of a storage descriptor and its serde, shaped as a row of
     `partition_rows` (its partition's fields None), for the descriptors SD_IDS. Run on the
-    driver (transactions.driver_rows): IS_COMPRESSED and IS_STOREDASSUBDIRECTORIES may be
+    driver (metastore.store.driver): IS_COMPRESSED and IS_STOREDASSUBDIRECTORIES may be
     0 and 1."""
     if not sd_ids:
         return {}

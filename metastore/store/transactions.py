@@ -3,20 +3,20 @@ transaction per call with its retries, and work to run after the commit or the r
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
-from sqlalchemy.engine import Dialect, Engine, make_url
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import ClauseElement
 
 from metastore.errors import OutcomeUnknown
 from metastore.store import versions
+from metastore.store.driver import bound, on_driver
 
 T = TypeVar("T")
 
@@ -64,78 +64,7 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _begin(conn: sa.Connection) -> None:
         write = conn.get_execution_options().get(_WRITE, False)
-        _on_driver(conn, "BEGIN IMMEDIATE" if write else "BEGIN", (), fetch=False)
-
-
-def driver_rows(s: Session, statement: ClauseElement, params: Mapping[str, Any]) -> list[Any]:
-    """The rows of STATEMENT with PARAMS, run in the transaction of S on its driver
-    connection: compiled once per dialect, and without SQLAlchemy's execution context and
-    result objects, which cost several times a small statement (measured on one storage
-    descriptor by id: 31 against 4 µs on SQLite, 223 against 117 µs on PostgreSQL). For
-    the statements on the path of every read call. STATEMENT must be built once (the
-    compilation is kept by its identity) and have no expanding parameters; the rows are the
-    driver's tuples, without SQLAlchemy's type conversions (SQLite gives 0 and 1 for
-    booleans, psycopg2 memoryview for bytea). Errors are raised as SQLAlchemy's, a lost
-    connection invalidated, so that Transactions.run treats them as any other."""
-    connection = s.connection()
-    return _on_driver(connection, *_bound(statement, connection.dialect, params))
-
-
-def _bound(
-    statement: ClauseElement, dialect: Dialect, params: Mapping[str, Any]
-) -> tuple[str, Sequence[Any] | Mapping[str, Any]]:
-    """The SQL of STATEMENT for DIALECT and PARAMS as its driver takes them."""
-    sql, order, fixed = _compiled(statement, dialect)
-    values = {**fixed, **params} if fixed else params
-    return sql, values if order is None else [values[n] for n in order]
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(
-    statement: ClauseElement, dialect: Dialect
-) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
-    """The SQL of STATEMENT for DIALECT; the names of its parameters in their order for a
-    positional paramstyle (None for a named one); the values of its literal parameters."""
-    compiled = statement.compile(dialect=dialect)
-    order = getattr(compiled, "positiontup", None)  # a SQLCompiler's, for positional styles
-    fixed = {
-        name: bind.value
-        for bind, name in getattr(compiled, "bind_names", {}).items()
-        if not bind.required
-    }
-    return (
-        compiled.string,
-        tuple(order) if dialect.positional and order is not None else None,
-        fixed,
-    )
-
-
-def _on_driver(
-    connection: sa.Connection,
-    sql: str,
-    params: Sequence[Any] | Mapping[str, Any],
-    *,
-    fetch: bool = True,
-) -> list[Any]:
-    """The rows of SQL with PARAMS (none unless FETCH), run on CONNECTION's driver
-    connection; errors raised as SQLAlchemy raises them (a connection found dead is
-    invalidated)."""
-    dbapi_connection = connection.connection.driver_connection
-    assert dbapi_connection is not None
-    cursor = dbapi_connection.cursor()
-    dialect = connection.dialect
-    try:
-        cursor.execute(sql, params)
-        return cursor.fetchall() if fetch else []
-    except dialect.loaded_dbapi.Error as e:
-        lost = dialect.is_disconnect(e, dbapi_connection, cursor)
-        if lost:
-            connection.invalidate(e)
-        raise DBAPIError.instance(
-            sql, params, e, dialect.loaded_dbapi.Error, connection_invalidated=lost
-        ) from e
-    finally:
-        cursor.close()
+        on_driver(conn, "BEGIN IMMEDIATE" if write else "BEGIN", (), fetch=False)
 
 
 _ON_COMMIT = "colstats_on_commit"
@@ -200,7 +129,7 @@ class Transactions:
         527 µs against 213 µs on PostgreSQL, where BEGIN and ROLLBACK are two more round
         trips). A connection that fails is discarded, so a dead one is not handed out again.
         """
-        sql, values = _bound(statement, self.engine.dialect, params)
+        sql, values = bound(statement, self.engine.dialect, params)
         pooled = self.engine.raw_connection()
         try:
             driver = pooled.driver_connection

@@ -25,10 +25,22 @@ import hashlib
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import CompoundSelect, Select, bindparam, func, select, text, union_all
+from sqlalchemy import (
+    BigInteger,
+    CompoundSelect,
+    Select,
+    bindparam,
+    func,
+    select,
+    union_all,
+    update,
+)
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from metastore.store import lists
 from metastore.store import models as m
+from metastore.store.driver import driver_execute, driver_rows
 
 if TYPE_CHECKING:
     from metastore.store.transactions import Transactions
@@ -51,49 +63,60 @@ def touch(s: Session, tbl_id: int) -> None:
 
 def bump(s: Session) -> None:
     """Give every table the transaction of S touched and that still exists a new version
-    (see the module docstring); nothing when it touched none."""
+    (see the module docstring); nothing when it touched none. On the driver
+    (metastore.store.driver): it ends every change."""
     touched = sorted(s.info.pop(_TOUCHED, ()))
     if not touched:
         return
-    connection = s.connection()
-    if connection.dialect.name == "postgresql":
-        drawn = "nextval('\"TBL_VERSION_SEQ\"')"
-        larger = "GREATEST"
-        params: dict[str, object] = {"ids": touched}
-        among = '"TBL_ID" = ANY(:ids)'
-    else:
-        drawn = ":drawn"
-        larger = "MAX"
-        params = {"drawn": _draw_sqlite(s), **{f"id{i}": v for i, v in enumerate(touched)}}
-        among = '"TBL_ID" IN (' + ", ".join(f":id{i}" for i in range(len(touched))) + ")"
-    # In id order, so that two transactions lock the version rows in one order.
-    connection.execute(
-        text(
-            f'INSERT INTO "TBL_VERSIONS" ("TBL_ID", "VERSION") SELECT "TBL_ID", {drawn} '
-            f'FROM "TBLS" WHERE {among} ORDER BY "TBL_ID" '
-            'ON CONFLICT ("TBL_ID") DO UPDATE SET "VERSION" = '
-            f'{larger}("TBL_VERSIONS"."VERSION" + 1, excluded."VERSION")'
-        ),
-        params,
+    dialect = s.get_bind().dialect.name
+    params: dict[str, Any] = {"ids": lists.values(dialect, touched)}
+    if dialect != "postgresql":
+        params["drawn"] = _draw_sqlite(s)
+    driver_execute(s, _bump_statement(dialect), params)
+
+
+@functools.cache
+def _bump_statement(dialect: str) -> Any:
+    """The upsert of `bump` for DIALECT: the tables of parameter `ids` that exist get the
+    larger of their version + 1 and the drawn value (PostgreSQL's sequence; on SQLite,
+    parameter `drawn`), in id order, so that two transactions lock the version rows in one
+    order."""
+    tables, versions = m.Table.__table__, m.TableVersion.__table__
+    insert: Any = (
+        postgresql.insert(versions) if dialect == "postgresql" else sqlite.insert(versions)
     )
+    if dialect == "postgresql":
+        drawn: Any = m.VERSION_SEQUENCE.next_value()
+        larger: Any = func.greatest
+    else:
+        drawn, larger = bindparam("drawn", type_=BigInteger), func.max
+    source = (
+        select(tables.c.TBL_ID, drawn)
+        .where(lists.among(dialect, "ids")(tables.c.TBL_ID))
+        .order_by(tables.c.TBL_ID)
+    )
+    insert = insert.from_select(["TBL_ID", "VERSION"], source)
+    return insert.on_conflict_do_update(
+        index_elements=["TBL_ID"],
+        set_={"VERSION": larger(versions.c.VERSION + 1, insert.excluded.VERSION)},
+    )
+
+
+_DRAW = (
+    update(m.VersionCounter.__table__)
+    .values(NEXT_VERSION=m.VersionCounter.__table__.c.NEXT_VERSION + 1)
+    .returning(m.VersionCounter.__table__.c.NEXT_VERSION - 1)
+)
 
 
 def _draw_sqlite(s: Session) -> int:
     """The next value of SQLite's version counter, taken."""
-    drawn = (
-        s.connection()
-        .execute(
-            text(
-                'UPDATE "TBL_VERSION_COUNTER" SET "NEXT_VERSION" = "NEXT_VERSION" + 1 '
-                'RETURNING "NEXT_VERSION" - 1'
-            )
-        )
-        .scalar()
-    )
-    if drawn is None:  # the row is missing (removed by hand): start above every version
+    rows = driver_rows(s, _DRAW, {})
+    if not rows:  # the row is missing (removed by hand): start above every version
         drawn = (s.scalar(select(func.max(m.TableVersion.VERSION))) or 0) + 1
         s.execute(m.VersionCounter.__table__.insert(), {"ID": 1, "NEXT_VERSION": drawn + 1})
-    return int(drawn)
+        return int(drawn)
+    return int(rows[0][0])
 
 
 TableName = tuple[str, str, str]

@@ -1,4 +1,4 @@
-"""transactions.driver_rows: statements built once, run on the transaction's driver
+"""driver.driver_rows: statements built once, run on the transaction's driver
 connection, answer as SQLAlchemy does and fail as SQLAlchemy fails (so that Transactions.run
 runs a call again after a lost connection or a deadlock), on SQLite and PostgreSQL through
 both of its drivers."""
@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from metastore.store import lists, migrate, transactions
 from metastore.store import models as m
-from metastore.store.transactions import driver_rows
+from metastore.store.driver import driver_rows
 
 DRIVERS = [
     "sqlite",

@@ -27,7 +27,8 @@ from metadata_builders import (
 from hive_metastore_thrift import ttypes as t
 from metastore.hms.call import CHANGING_CALLS
 from metastore.store import versions
-from metastore.store.transactions import Transactions, _bound
+from metastore.store.driver import bound
+from metastore.store.transactions import Transactions
 
 
 @dataclasses.dataclass(frozen=True)
@@ -364,7 +365,7 @@ def test_the_versions_of_several_tables_are_found_through_the_indexes(
         assert driver is not None
         cursor = driver.cursor()
         for shape, named in shapes.items():
-            sql, params = _bound(versions.read_statement(shape), engine.dialect, named)
+            sql, params = bound(versions.read_statement(shape), engine.dialect, named)
             if engine.dialect.name == "sqlite":
                 cursor.execute(f"EXPLAIN QUERY PLAN {sql}", params)
                 plan = [row[3] for row in cursor.fetchall()]

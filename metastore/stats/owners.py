@@ -1,0 +1,144 @@
+"""The table and the partitions a statistics write names, with what the write checks and
+keeps beside the rows: their ids, the types of their columns, their COLUMN_STATS_ACCURATE.
+
+Read on the driver (metastore.store.driver) in statements built once: the table with its
+partition keys (one statement), its partitions by name (one, whatever their number), the
+columns of their column lists (one; the partitions of a table mostly share the table's).
+A per-call statistics write (Trino's ANALYZE writes each partition in a call of its own) so
+costs a fixed, small number of statements, without ORM entities.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from sqlalchemy import Select, bindparam, select
+from sqlalchemy.orm import Session
+
+from metastore import names
+from metastore.stats import accurate
+from metastore.store import lists, lookup, versions
+from metastore.store import models as m
+from metastore.store.driver import driver_rows
+
+
+class TableOwner(NamedTuple):
+    """A table that statistics are written for, as stored."""
+
+    db_name: str
+    tbl_id: int
+    name: str
+    cd_id: int | None
+    """The column list of its storage descriptor (None without one)."""
+    keys: list[str]
+    """Its partition keys, in order."""
+    accurate: str | None
+    """Its COLUMN_STATS_ACCURATE (None when it has none)."""
+
+    def where(self) -> str:
+        """How messages name it."""
+        return f"{self.db_name}.{self.name}"
+
+
+class PartitionOwner(NamedTuple):
+    """A partition that statistics are written for."""
+
+    part_id: int
+    cd_id: int | None
+    accurate: str | None
+
+
+def table(
+    s: Session, db_arg: str | None, table_name: str | None, catalog: str | None
+) -> TableOwner:
+    """Table TABLE_NAME of database DB_ARG (named as for lookup.table, whose errors a missing
+    one gets), marked as changed by the transaction (metastore.store.versions)."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    params = {"catalog": cat, "db_name": names.identifier(db_name or ""), "key": accurate.KEY}
+    params["table_name"] = names.identifier(table_name or "")
+    rows = driver_rows(s, _table_query(), params) if db_name and table_name else []
+    if not rows:
+        lookup.table(s, db_arg, table_name, catalog)  # raises what is missing
+        rows = driver_rows(s, _table_query(), params)  # created since the first statement
+        if not rows:
+            raise lookup.missing(f"table {params['db_name']}.{params['table_name']}")
+    db, tbl_id, name, cd_id, stored, _ = rows[0]
+    versions.touch(s, tbl_id)
+    keys = [row[5] for row in rows if row[5] is not None]
+    return TableOwner(db, tbl_id, name, cd_id, keys, stored)
+
+
+@functools.cache
+def _table_query() -> Select[Any]:
+    d, t, sd = m.Database.__table__.c, m.Table.__table__.c, m.StorageDescriptor.__table__.c
+    params, keys = m.TableParam.__table__.c, m.PartitionKey.__table__.c
+    return (
+        select(d.NAME, t.TBL_ID, t.TBL_NAME, sd.CD_ID, params.PARAM_VALUE, keys.PKEY_NAME)
+        .select_from(m.Table.__table__)
+        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
+        .outerjoin(m.StorageDescriptor.__table__, sd.SD_ID == t.SD_ID)
+        .outerjoin(
+            m.TableParam.__table__,
+            (params.TBL_ID == t.TBL_ID) & (params.PARAM_KEY == bindparam("key")),
+        )
+        .outerjoin(m.PartitionKey.__table__, keys.TBL_ID == t.TBL_ID)
+        .where(
+            d.CTLG_NAME == bindparam("catalog"),
+            d.NAME == bindparam("db_name"),
+            t.TBL_NAME == bindparam("table_name"),
+        )
+        .order_by(keys.INTEGER_IDX)
+    )
+
+
+def partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> dict[str, PartitionOwner]:
+    """The partitions of table TBL_ID named PART_NAMES (as stored) that exist, by name."""
+    if not part_names:
+        return {}
+    dialect = s.get_bind().dialect.name
+    params = {"tbl_id": tbl_id, "names": lists.values(dialect, part_names), "key": accurate.KEY}
+    rows = driver_rows(s, _partitions_query(dialect), params)
+    return {name: PartitionOwner(part_id, cd_id, stored) for name, part_id, cd_id, stored in rows}
+
+
+@functools.cache
+def _partitions_query(dialect: str) -> Select[Any]:
+    """Found through the index of (TBL_ID, PART_NAME); the column list and the parameter
+    are subqueries by primary key, one each per partition, so that no join method chosen
+    from a table's estimates (wrong before it is first analyzed) can scan a table per
+    partition."""
+    p, sd = m.Partition.__table__.c, m.StorageDescriptor.__table__.c
+    params = m.PartitionParam.__table__.c
+    cd_id = select(sd.CD_ID).where(sd.SD_ID == p.SD_ID).scalar_subquery()
+    stored = (
+        select(params.PARAM_VALUE)
+        .where(params.PART_ID == p.PART_ID, params.PARAM_KEY == bindparam("key"))
+        .scalar_subquery()
+    )
+    return select(p.PART_NAME, p.PART_ID, cd_id, stored).where(
+        p.TBL_ID == bindparam("tbl_id"), lists.any_of(dialect, "names", text=True)(p.PART_NAME)
+    )
+
+
+def column_types(s: Session, cd_ids: Iterable[int | None]) -> dict[int, dict[str, str]]:
+    """CD_ID -> (column name -> Hive type) of the column lists CD_IDS."""
+    ids = sorted({i for i in cd_ids if i is not None})
+    out: dict[int, dict[str, str]] = {i: {} for i in ids}
+    if not ids:
+        return out
+    dialect = s.get_bind().dialect.name
+    for cd_id, name, type_name in driver_rows(
+        s, _columns_query(dialect), {"cds": lists.values(dialect, ids)}
+    ):
+        out[cd_id][name] = type_name or ""
+    return out
+
+
+@functools.cache
+def _columns_query(dialect: str) -> Select[Any]:
+    c = m.Column.__table__.c
+    return select(c.CD_ID, c.COLUMN_NAME, c.TYPE_NAME).where(lists.any_of(dialect, "cds")(c.CD_ID))

@@ -12,9 +12,10 @@ generated client, each server in a process of its own on a loopback port:
 * get_table, get_partition_names, get_partitions_by_filter of a day, and the statistics of a
   day's partitions (get_partitions_statistics_req, get_aggr_stats_for);
 * a planner's round (the table, the partition names, a day's partitions by filter and their
-  statistics) repeated for SECONDS by four threads, each with a connection of its own,
+  statistics) repeated for SECONDS by four planners, each with a connection of its own,
   spread over two servers on the database (HMS: one server, as its embedded Derby allows):
-  rounds per second;
+  rounds per second, of four threads of this script, then of four processes (whose
+  decoding of the answers does not take turns under Python's global lock);
 * per-call writes: update_partition_column_statistics of one partition (COLS columns), and
   add_partition;
 * get_partition_names_ps of a day (Trino's call), one statement when answered: to show what
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import multiprocessing
 import sys
 import tempfile
 import threading
@@ -54,12 +56,16 @@ FIRST_DAY = datetime.date(2024, 1, 1)
 CACHE = 256 * 1024 * 1024  # the default size of the cache of answers
 Client = ThriftHiveMetastore.Client
 
+ROUND_THREADS = "planner round, 4 threads (rounds/s)"
+ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
+
 # Targets: HMS's p50 / ours (throughput: ours / HMS's), cold and warm.
 TARGETS: dict[str, tuple[float | None, float | None]] = {
     "get_table": (3.0, 10.0),
     "get_partition_names": (None, 5.0),
     "get_partitions_by_filter (a day)": (None, 5.0),
-    "planner round, 4 threads (rounds/s)": (None, 10.0),
+    ROUND_THREADS: (None, 10.0),
+    ROUND_PROCESSES: (None, 10.0),
     "update_partition_column_statistics": (10.0, 10.0),
     "add_partition": (5.0, 5.0),
 }
@@ -185,11 +191,15 @@ def planner_round(args: argparse.Namespace) -> Callable[[Client, int], None]:
     return round_
 
 
-def throughput(ports: Sequence[int], args: argparse.Namespace) -> float:
-    """Planner rounds per second of four threads spread over PORTS, for SECONDS."""
+def throughput(ports: Sequence[int], args: argparse.Namespace, *, processes: bool) -> float:
+    """Planner rounds per second of four planners spread over PORTS, for SECONDS: four
+    threads of this process, or (PROCESSES) four processes of a thread each. A planner's
+    threads decode their answers in parallel (a JVM's do); this script's threads take turns
+    under Python's global lock, so that the threads' figure also measures that lock."""
     round_ = planner_round(args)
-    done = [0] * 4
-    stop = threading.Event()
+    context = multiprocessing.get_context("fork")
+    start, stop = context.Event(), context.Event()
+    done = context.Array("q", 4)
 
     def work(index: int) -> None:
         with connect(ports[index % len(ports)]) as client:
@@ -202,17 +212,17 @@ def throughput(ports: Sequence[int], args: argparse.Namespace) -> float:
                 n += 1
             done[index] = n
 
-    start = threading.Event()
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for thread in threads:
-        thread.start()
+    kind = context.Process if processes else threading.Thread
+    planners = [kind(target=work, args=(i,)) for i in range(4)]
+    for planner in planners:
+        planner.start()
     time.sleep(1.0)  # the warm-up rounds
     start.set()
     began = time.perf_counter()
     time.sleep(args.seconds)
     stop.set()
-    for thread in threads:
-        thread.join()
+    for planner in planners:
+        planner.join()
     return sum(done) / (time.perf_counter() - began)
 
 
@@ -258,8 +268,9 @@ def run(
         for name, call in reads(args).items():
             out[name] = measure(lambda c=call: c(client), plan).p50  # type: ignore[misc]
             progress(f"  {backend:<16} {name:<40} p50 {out[name] * 1e3:8.2f} ms")
-    out["planner round, 4 threads (rounds/s)"] = throughput(ports, args)
-    progress(f"  {backend:<16} planner rounds: {out['planner round, 4 threads (rounds/s)']:.0f}/s")
+    for name, processes in ((ROUND_THREADS, False), (ROUND_PROCESSES, True)):
+        out[name] = throughput(ports, args, processes=processes)
+        progress(f"  {backend:<16} {name}: {out[name]:.0f}")
     with connect(ports[0]) as client:
         for name, timing in writes(client, args, plan, backend).items():
             out[name] = timing.p50

@@ -223,7 +223,8 @@ def throughput(ports: Sequence[int], args: argparse.Namespace, *, processes: boo
     stop.set()
     for planner in planners:
         planner.join()
-    return sum(done) / (time.perf_counter() - began)
+    rounds: list[int] = done[:]
+    return sum(rounds) / (time.perf_counter() - began)
 
 
 def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> dict[str, Timing]:

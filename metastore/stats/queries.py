@@ -121,14 +121,20 @@ def _sqlite_upsert(level: StatsLevel, keep_unset: bool) -> Any:
 
 
 def _array_param(name: str, item_type: Any) -> Any:
-    """A bound array of one column's values. Text arrays are TEXT[], not VARCHAR(n)[]: a cast
-    to VARCHAR(n) would cut longer values short where the INSERT refuses them."""
+    """A bound array of one column's values, cast to the column's type in the SQL: the
+    parameter itself is untyped, so that psycopg 3 adds no cast of its own (the statement
+    stays under the 4,096 characters below which psycopg parses a statement once, not on
+    every call). Text arrays are TEXT[], not VARCHAR(n)[]: a cast to VARCHAR(n) would cut
+    longer values short where the INSERT refuses them."""
     if isinstance(item_type, String):
         item_type = Text()
-    return cast(bindparam(name, type_=ARRAY(item_type)), ARRAY(item_type))
+    return cast(bindparam(name), ARRAY(item_type))
 
 
 def _on_conflict(level: StatsLevel, stmt: Any, keep_unset: bool) -> Any:
+    """The upsert of STMT: a statistic the new row leaves unset keeps its stored value when
+    KEEP_UNSET and the row is of the same kind (coalesce(new, CASE WHEN same kind THEN old
+    END): the old value, or NULL for another kind)."""
     table = level.stats.__table__
     same_kind = table.c.STATS_KIND == stmt.excluded.STATS_KIND
     updates: dict[str, Any] = {
@@ -138,7 +144,7 @@ def _on_conflict(level: StatsLevel, stmt: Any, keep_unset: bool) -> Any:
     }
     for col in KEPT_WHEN_UNSET:
         new, old = stmt.excluded[col], table.c[col]
-        updates[col] = case((same_kind, func.coalesce(new, old)), else_=new) if keep_unset else new
+        updates[col] = func.coalesce(new, case((same_kind, old))) if keep_unset else new
     return stmt.on_conflict_do_update(
         index_elements=[level.owner, "COLUMN_NAME", "ENGINE"], set_=updates
     )

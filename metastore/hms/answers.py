@@ -103,7 +103,9 @@ class Answers:
             structs.append(table_struct(table, db, sd, keys, served))
         return structs
 
-    def table(self, s: Session, db: m.Database, table: m.Table) -> t.Table:
+    def table(
+        self, s: Session, db: m.Database | pr.StoredDatabase, table: m.Table | pr.StoredTable
+    ) -> t.Table:
         return self.tables(s, db, [table])[0]
 
     def table_named(
@@ -130,8 +132,8 @@ class Answers:
     def partitions(
         self,
         s: Session,
-        db: m.Database,
-        table: m.Table,
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
         selection: Select[tuple[int]],
         limit: int | None = None,
     ) -> list[t.Partition]:
@@ -181,7 +183,11 @@ class Answers:
         return found[0]
 
     def partitions_by_ids(
-        self, s: Session, db: m.Database, table: m.Table, part_ids: Sequence[int]
+        self,
+        s: Session,
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
+        part_ids: Sequence[int],
     ) -> list[t.Partition]:
         """The Partition structs of the partitions PART_IDS (a change has just written them or
         is about to delete them), in name order."""

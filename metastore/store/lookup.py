@@ -8,11 +8,13 @@ change moves the version of every table it names.
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy.orm import Session
 
 from metastore import names
 from metastore.errors import NotFound
-from metastore.store import databases, versions
+from metastore.store import databases, partition_rows, versions
 from metastore.store import models as m
 from metastore.store.partitions import find_partition
 from metastore.store.tables import find_database_table, partition_key_types
@@ -53,6 +55,30 @@ def table(
     if not table_name:
         raise NotFound("no table name given")
     raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
+
+
+def stored_table(
+    s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
+) -> tuple[
+    m.Database | partition_rows.StoredDatabase, m.Table | partition_rows.StoredTable, Any | None
+]:
+    """Table TABLE_NAME of database DB_ARG (named as for `table`, whose errors a missing one
+    gets) with its database and its storage descriptor's row (as partition_rows.table_row
+    gives it; None for a table without one), in one statement on the driver: for the changes
+    that need no ORM entity of the table, such as adding partitions."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    if db_name and table_name:
+        found = partition_rows.table_row(
+            s, cat, names.identifier(db_name), names.identifier(table_name)
+        )
+        if found is not None:
+            versions.touch(s, found[1].TBL_ID)
+            return found
+    db, orm_table = table(s, db_arg, table_name, catalog)  # raises what is missing
+    storage = partition_rows.storage_rows(s, [orm_table.SD_ID]) if orm_table.SD_ID else {}
+    return db, orm_table, storage.get(orm_table.SD_ID) if orm_table.SD_ID else None
 
 
 def partition_keys(s: Session, table: m.Table) -> list[str]:

@@ -54,14 +54,14 @@ class PartitionCalls(ServiceBase):
         db_arg = db_arg or first.dbName
         table_name = table_name or first.tableName
         try:
-            db, table = lookup.table(s, db_arg, table_name, catalog or first.catName)
+            db, table, table_row = lookup.stored_table(
+                s, db_arg, table_name, catalog or first.catName
+            )
         except NotFound as e:
             raise t.InvalidObjectException(e.message) from None
-        keys = lookup.partition_keys(s, table)
+        keys = [name for name, _ in partition_key_types(s, table.TBL_ID)]
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
-        table_sd = partition_rows.storage_rows(s, [table.SD_ID]) if table.SD_ID else {}
-        table_row = table_sd.get(table.SD_ID) if table.SD_ID else None
         base = table_row[partition_rows.LOCATION] if table_row is not None else None
         wanted: dict[str, tuple[t.Partition, list[str]]] = {}
         for part in parts:

@@ -6,6 +6,12 @@ partition keys (one statement), its partitions by name (one, whatever their numb
 columns of their column lists (one; the partitions of a table mostly share the table's).
 A per-call statistics write (Trino's ANALYZE writes each partition in a call of its own) so
 costs a fixed, small number of statements, without ORM entities.
+
+Concurrent writers of one table's statistics on PostgreSQL take turns: the table's statement
+locks its row of TBLS (FOR NO KEY UPDATE: adding partitions, whose foreign key only shares
+the row, goes on), so that each writer reads COLUMN_STATS_ACCURATE and the statistics it
+merges with after the writer before it committed, and none drops another's columns from the
+parameter. SQLite's writers run one at a time (BEGIN IMMEDIATE).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from metastore.stats import accurate
 from metastore.store import lists, lookup, versions
 from metastore.store import models as m
 from metastore.store.driver import driver_rows
+from metastore.store.params import param_values
 
 
 class TableOwner(NamedTuple):
@@ -35,7 +42,8 @@ class TableOwner(NamedTuple):
     keys: list[str]
     """Its partition keys, in order."""
     accurate: str | None
-    """Its COLUMN_STATS_ACCURATE (None when it has none)."""
+    """Its COLUMN_STATS_ACCURATE (None when it has none) as read with it: see
+    `table_accurate` for the value to change."""
 
     def where(self) -> str:
         """How messages name it."""
@@ -54,7 +62,8 @@ def table(
     s: Session, db_arg: str | None, table_name: str | None, catalog: str | None
 ) -> TableOwner:
     """Table TABLE_NAME of database DB_ARG (named as for lookup.table, whose errors a missing
-    one gets), marked as changed by the transaction (metastore.store.versions)."""
+    one gets), marked as changed by the transaction (metastore.store.versions) and, on
+    PostgreSQL, locked against other statistics writes until it ends."""
     cat, db_name = names.split_catalog(db_arg)
     if catalog:
         cat = names.identifier(catalog)
@@ -92,7 +101,19 @@ def _table_query() -> Select[Any]:
             t.TBL_NAME == bindparam("table_name"),
         )
         .order_by(keys.INTEGER_IDX)
+        .with_for_update(key_share=True, of=m.Table.__table__)  # nothing on SQLite
     )
+
+
+def table_accurate(s: Session, table: TableOwner) -> str | None:
+    """The COLUMN_STATS_ACCURATE of TABLE as committed by the writers before this one. On
+    PostgreSQL, `table` may have waited for the lock of another writer, and then the rows it
+    joined to the locked one are of the snapshot it began with (READ COMMITTED reads the
+    locked row again, not the others): the parameter is read again, in a statement of its
+    own. On SQLite the value read with the table is current."""
+    if s.get_bind().dialect.name == "sqlite":
+        return table.accurate
+    return param_values(s, m.TableParam, [table.tbl_id], accurate.KEY).get(table.tbl_id)
 
 
 def partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> dict[str, PartitionOwner]:

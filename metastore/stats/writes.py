@@ -57,7 +57,8 @@ def write_statistics(
             types = owners.column_types(s, [table.cd_id]).get(table.cd_id or -1, {})
             where = f"table {table.where()}"
             rows = [_owner_rows(e.rows, types, where, engine) for e in table_level]
-            stored = {table.tbl_id: table.accurate} if table.accurate is not None else {}
+            value = owners.table_accurate(s, table)
+            stored = {table.tbl_id: value} if value is not None else {}
             _store_rows(s, TABLE_LEVEL, {table.tbl_id: rows}, stored, engine, merge)
         if part_level:
             _write_partition_statistics(s, table, part_level, engine, merge)

@@ -104,8 +104,8 @@ def set_param_values(
     run on the driver (metastore.store.driver): statistics writes set COLUMN_STATS_ACCURATE
     this way in every call.
 
-    STORED, when given, is what param_values returned for these owners: owners whose value
-    does not change are not written.
+    STORED, when given, is the stored value of these owners (absent: none): owners whose
+    value does not change are not written.
     """
     if stored is not None:
         values = {i: v for i, v in values.items() if stored.get(i) != v}

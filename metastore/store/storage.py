@@ -307,19 +307,3 @@ def delete_unused_column_lists(s: Session, cd_ids: set[int | None]) -> None:
     unused = ids - used
     if unused:
         s.execute(delete(m.ColumnDescriptor).where(m.ColumnDescriptor.CD_ID.in_(unused)))
-
-
-def column_types_by_storage(s: Session, sd_ids: Iterable[int | None]) -> dict[int, dict[str, str]]:
-    """SD_ID -> (column name -> Hive type) for many storage descriptors in one query."""
-    ids = sorted({i for i in sd_ids if i is not None})
-    out: dict[int, dict[str, str]] = {i: {} for i in ids}
-    if not ids:
-        return out
-    rows = s.connection().execute(
-        select(m.StorageDescriptor.SD_ID, m.Column.COLUMN_NAME, m.Column.TYPE_NAME)
-        .join(m.Column, m.Column.CD_ID == m.StorageDescriptor.CD_ID)
-        .where(m.StorageDescriptor.SD_ID.in_(ids))
-    )
-    for sd_id, name, type_name in rows:
-        out[sd_id][name] = type_name or ""
-    return out

@@ -49,7 +49,9 @@ def write_statistics(
     for entry in entries:
         key = (entry.catalog, names.identifier(entry.db), names.identifier(entry.table))
         groups.setdefault(key, []).append(entry)
-    for (catalog, db_name, table_name), group in groups.items():
+    # Tables in one order for every writer: each is locked until the end (owners.table).
+    for catalog, db_name, table_name in sorted(groups, key=lambda k: (k[0] or "", k[1], k[2])):
+        group = groups[(catalog, db_name, table_name)]
         table = owners.table(s, db_name, table_name, catalog)
         table_level = [e for e in group if e.partition is None]
         part_level = [e for e in group if e.partition is not None]

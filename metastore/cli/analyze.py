@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     SIGTERM stop it at any moment (metastore.job.interrupts)."""
     from metastore.cli import configure_logging
     from metastore.job import analyze, interrupts
-    from metastore.job.errors import Interrupted
+    from metastore.job.errors import Interrupted, JobError
     from metastore.job.prepare import prepare
 
     job_options = options(args)
@@ -178,7 +178,14 @@ def run(args: argparse.Namespace) -> int:
         )
         interrupts.watch_spark(spark.sparkContext)
         result = analyze.run(spark, job_options, prepared)
-    except KeyboardInterrupt as e:
+    except (KeyboardInterrupt, Exception) as e:
+        # After a signal, a Spark call that fails failed because of it: the signal closed
+        # the call the main thread was in, or cancelled the jobs of another. The job's own
+        # errors (JobError) already say what was written.
+        if not isinstance(e, KeyboardInterrupt) and (
+            interrupts.received() is None or isinstance(e, JobError)
+        ):
+            raise
         if spark is not None:
             _stop(spark)
         interrupts.stop_children()  # a JVM still starting, or one that did not stop

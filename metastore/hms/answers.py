@@ -20,7 +20,7 @@ from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
-from metastore import names, spark_stats
+from metastore import spark_stats
 from metastore.config import Settings
 from metastore.hms.structs.statistics import stats_obj
 from metastore.hms.structs.tables import table_struct
@@ -114,18 +114,9 @@ class Answers:
         """The Table struct of table TABLE_NAME of database DB_ARG (as lookup.table names
         them): the table, its database and its storage descriptor in one statement, then
         the rows below them and its statistics."""
-        cat, db_name = names.split_catalog(db_arg)
-        if catalog:
-            cat = names.identifier(catalog)
-        if db_name and table_name:
-            found = pr.table_row(s, cat, names.identifier(db_name), names.identifier(table_name))
-            if found is not None:
-                database, table, storage = found
-                rows = {table.SD_ID: storage} if storage is not None and table.SD_ID else {}
-                return self.tables(s, database, [table], rows)[0]
-        # Not found: lookup.table raises the error that names what is missing.
-        db, orm_table = lookup.table(s, db_arg, table_name, catalog)
-        return self.table(s, db, orm_table)
+        db, table, storage = lookup.stored_table(s, db_arg, table_name, catalog)
+        rows = {table.SD_ID: storage} if storage is not None and table.SD_ID else {}
+        return self.tables(s, db, [table], rows)[0]
 
     # -- partitions -----------------------------------------------------------------------
 

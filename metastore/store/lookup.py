@@ -77,11 +77,11 @@ def stored_table(
             versions.touch(s, found[1].TBL_ID)
             return found
     db, orm_table = table(s, db_arg, table_name, catalog)  # raises what is missing
-    storage = partition_rows.storage_rows(s, [orm_table.SD_ID]) if orm_table.SD_ID else {}
-    return db, orm_table, storage.get(orm_table.SD_ID) if orm_table.SD_ID else None
+    sd_id = orm_table.SD_ID
+    return db, orm_table, partition_rows.storage_rows(s, [sd_id]).get(sd_id) if sd_id else None
 
 
-def partition_keys(s: Session, table: m.Table) -> list[str]:
+def partition_keys(s: Session, table: m.Table | partition_rows.StoredTable) -> list[str]:
     return [name for name, _ in partition_key_types(s, table.TBL_ID)]
 
 

@@ -59,7 +59,7 @@ class PartitionCalls(ServiceBase):
             )
         except NotFound as e:
             raise t.InvalidObjectException(e.message) from None
-        keys = [name for name, _ in partition_key_types(s, table.TBL_ID)]
+        keys = lookup.partition_keys(s, table)
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
         base = table_row[partition_rows.LOCATION] if table_row is not None else None

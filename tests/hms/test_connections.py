@@ -319,6 +319,93 @@ def test_stop_lets_a_call_in_progress_send_its_reply(
     assert not server.thread.is_alive()
 
 
+# -- the next request of a connection, read by the worker that sent the reply ---------------
+
+
+def _opened(port: int) -> tuple[Any, socket.socket, TBufferedTransport]:
+    """A client whose socket the test also writes to directly: the generated client's recv_*
+    methods read the replies."""
+    sock = TSocket.TSocket("127.0.0.1", port)
+    sock.setTimeout(10_000)
+    transport = TBufferedTransport(sock)
+    transport.open()
+    assert sock.handle is not None
+    return H.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport)), sock.handle, transport
+
+
+def test_a_request_sent_in_pieces_right_after_a_reply_is_answered(
+    running: Callable[..., RunningServer],
+) -> None:
+    """The first piece arrives while the worker waits for the next request; the rest after it
+    gave the connection back to the loop."""
+    server = running(workers=2)
+    client, sock, transport = _opened(server.port)
+    for _ in range(5):
+        sock.sendall(GET_DATABASE)
+        assert client.recv_get_database().name == "default"
+        sock.sendall(GET_DATABASE[:20])
+        time.sleep(0.05)
+        sock.sendall(GET_DATABASE[20:])
+        assert client.recv_get_database().name == "default"
+    transport.close()
+
+
+def test_two_requests_in_one_packet_are_both_answered_in_order(
+    running: Callable[..., RunningServer],
+) -> None:
+    server = running(workers=2)
+    client, sock, transport = _opened(server.port)
+    unknown = encode("get_database", H.get_database_args("no_such_db"))
+    sock.sendall(GET_DATABASE)
+    assert client.recv_get_database().name == "default"
+    sock.sendall(unknown + GET_DATABASE)
+    with pytest.raises(t.NoSuchObjectException):
+        client.recv_get_database()
+    assert client.recv_get_database().name == "default"
+    transport.close()
+
+
+def test_garbage_right_after_a_reply_is_one_warning_and_closes_the_connection(
+    running: Callable[..., RunningServer], caplog: pytest.LogCaptureFixture
+) -> None:
+    server = running(workers=2)
+    client, sock, transport = _opened(server.port)
+    sock.sendall(GET_DATABASE)
+    assert client.recv_get_database().name == "default"
+    sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+    assert _closed_by_server(sock)
+    transport.close()
+    wait_for(lambda: server.server.counters.snapshot()["bad_input"] >= 1, 10)
+    warnings = [r.message for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "connection closed" in warnings[0], warnings
+
+
+def test_connections_calling_back_to_back_all_get_served_by_two_workers(
+    running: Callable[..., RunningServer],
+) -> None:
+    """A worker waits for its connection's next request only while another worker is free:
+    six connections calling without a pause, on two workers, all get their answers."""
+    server = running(workers=2)
+    answers: list[int] = []
+    failures: list[BaseException] = []
+
+    def calls() -> None:
+        try:
+            client, transport = connect(server.port)
+            n = sum(client.get_database("default").name == "default" for _ in range(200))
+            transport.close()
+            answers.append(n)
+        except BaseException as e:  # reported below
+            failures.append(e)
+
+    threads = [threading.Thread(target=calls) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not failures and answers == [200] * 6
+
+
 # -- a flood of bad input, against `metastore serve` in a process of its own ----------------
 
 

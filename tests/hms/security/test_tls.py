@@ -142,6 +142,8 @@ def test_client_certificates_say_who_calls(
                 client.get_all_databases()
             finally:
                 transport.close()
+    # Both refused (and logged) before the next test, which shares the module's servers.
+    assert wait_for(lambda: server.server.counters.snapshot()["refused_authentication"] >= 2, 10)
 
 
 def test_unusable_tls_settings_are_named(pki: Pki) -> None:

@@ -130,3 +130,45 @@ def test_a_connection_lost_under_a_driver_statement_is_replaced_and_the_call_run
         admin.dispose()
     assert rows == [(42,)]
     assert len(attempts) == 2
+
+
+@functools.cache
+def _by_locations(dialect: str) -> tuple[sa.Select[tuple[str]], sa.Select[tuple[str]]]:
+    """The descriptors whose LOCATION is among parameter `names`: as a semi-join and as
+    `= ANY(...)`."""
+    c = SDS.c
+    among = sa.select(c.LOCATION).where(lists.among(dialect, "names", text=True)(c.LOCATION))
+    any_of = sa.select(c.LOCATION).where(lists.any_of(dialect, "names", text=True)(c.LOCATION))
+    return among.order_by(c.LOCATION), any_of.order_by(c.LOCATION)
+
+
+AWKWARD = ['a"b', "back\\slash", "{x,y}", "NULL", " spaced ", "ü/ds=2024", "", "it's", '\\"']
+
+
+def test_lists_of_text_find_values_with_quotes_backslashes_and_braces(url: str) -> None:
+    """A list is one parameter (on PostgreSQL, the text of an array): every value comes back
+    as it was stored, whatever characters it holds, and a list of none finds nothing."""
+    engine = transactions.create_engine(url, pool_size=1)
+    dialect = engine.dialect.name
+    try:
+        with Session(engine) as s, s.begin():
+            s.execute(
+                SDS.insert(),
+                [
+                    {
+                        "SD_ID": i,
+                        "LOCATION": name,
+                        "IS_COMPRESSED": False,
+                        "NUM_BUCKETS": -1,
+                        "IS_STOREDASSUBDIRECTORIES": False,
+                    }
+                    for i, name in enumerate([*AWKWARD, "other"], start=1)
+                ],
+            )
+            for statement in _by_locations(dialect):
+                found = driver_rows(s, statement, {"names": lists.values(dialect, AWKWARD)})
+                assert [row[0] for row in found] == sorted(AWKWARD)
+                assert driver_rows(s, statement, {"names": lists.values(dialect, [])}) == []
+            s.rollback()
+    finally:
+        engine.dispose()

@@ -539,6 +539,7 @@ class MetastoreServer:
         try:
             next_unit: Message | Negotiation | None = unit
             while next_unit is not None:
+                keep = False  # until this unit is served: a call that raises closes
                 if isinstance(next_unit, Negotiation):
                     keep = self._negotiate(client, next_unit)
                 else:

@@ -380,6 +380,35 @@ def test_garbage_right_after_a_reply_is_one_warning_and_closes_the_connection(
     assert len(warnings) == 1 and "connection closed" in warnings[0], warnings
 
 
+def test_a_call_that_fails_outside_its_handler_closes_the_connection_not_hangs(
+    running: Callable[..., RunningServer],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A reply that cannot be encoded (an error outside the handler, which the call's own
+    error handling does not see) closes the connection, also when the call came right after
+    another on it: the client is not left waiting for a reply that never comes."""
+    server = running(workers=2)
+    processor = server.server._processor
+    process = processor.process
+
+    def failing(iprot: Any, oprot: Any) -> Any:
+        if iprot.trans.getvalue().find(b"get_all_databases") >= 0:
+            raise OverflowError("int too big to convert")
+        return process(iprot, oprot)
+
+    monkeypatch.setattr(processor, "process", failing)
+    client, sock, transport = _opened(server.port)
+    sock.sendall(GET_DATABASE)
+    assert client.recv_get_database().name == "default"
+    client.send_get_all_databases()
+    with pytest.raises(TTransportException) as closed:
+        client.recv_get_all_databases()
+    assert closed.value.type == TTransportException.END_OF_FILE  # not TIMED_OUT
+    transport.close()
+    assert any("unexpected error serving get_all_databases" in r.message for r in caplog.records)
+
+
 def test_connections_calling_back_to_back_all_get_served_by_two_workers(
     running: Callable[..., RunningServer],
 ) -> None:

@@ -31,6 +31,8 @@ from metastore.vocabulary import Kind
 log = logging.getLogger(__name__)
 
 _SUMS = ("NUM_NULLS", "NUM_TRUES", "NUM_FALSES")
+_LARGEST_COUNT = 2**63 - 1
+"""The largest count a Thrift i64 and the BIGINT columns hold."""
 
 
 def _present(values: Sequence[Any]) -> list[Any]:
@@ -48,8 +50,12 @@ def _max(values: Sequence[Any]) -> Any:
 
 
 def _sum(values: Sequence[Any]) -> Any:
+    """The sum of the counts VALUES, at most the largest count: counts that a client gave
+    may add up past it (only nonsense does: 9.2e18 rows), and such a sum is kept at the
+    largest, which an answer and the database can hold, rather than failing the merged write
+    or the aggregate read with an error of the database or of the encoding."""
     present = _present(values)
-    return sum(present) if present else None
+    return min(sum(present), _LARGEST_COUNT) if present else None
 
 
 def _decimal_extreme(texts: Sequence[str | None], pick: Any) -> str | None:

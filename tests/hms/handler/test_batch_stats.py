@@ -446,6 +446,31 @@ def test_merge_combines_with_accurate_stored_statistics(client: Any, db_name: st
     ) == (10, 5.0, 3, 5)
 
 
+def test_counts_that_add_up_past_the_largest_i64_are_kept_at_it(client: Any, db_name: str) -> None:
+    """A merged write, and the aggregate of two partitions, whose numNulls add up past
+    2^63-1: kept at 2^63-1, not an error of the database or of the answer's encoding."""
+    largest = 2**63 - 1
+    parts = make_wide_table(client, db_name, n_parts=2)
+    for part in parts:
+        client.set_aggr_stats_for(
+            t.SetPartitionsStatsRequest(
+                colStats=[part_stats(db_name, part, [long_obj("c1", 0, 9, largest - 1, 10)])]
+            )
+        )
+    request = t.PartitionsStatsRequest(db_name, "w", ["c1"], parts)
+    aggregate = client.get_aggr_stats_for(request).colStats[0].statsData.longStats
+    assert aggregate.numNulls == largest
+    client.set_aggr_stats_for(
+        t.SetPartitionsStatsRequest(
+            needMerge=True,
+            colStats=[part_stats(db_name, parts[0], [long_obj("c1", 5, 20, largest - 1, 10)])],
+        )
+    )
+    c1 = client.get_partition_column_statistics(db_name, "w", parts[0], "c1").statsObj[0]
+    stored = c1.statsData.longStats
+    assert (stored.lowValue, stored.highValue, stored.numNulls) == (0, 20, largest)
+
+
 def test_merge_overwrites_statistics_not_marked_accurate(
     client: Any, db_name: str, server: RunningServer
 ) -> None:

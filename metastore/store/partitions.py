@@ -83,29 +83,50 @@ def _by_name(s: Session) -> ColumnElement[str]:
 
 
 def refresh_partition_statistics(s: Session) -> None:
-    """On SQLite, ANALYZE the partition tables when they have no statistics or have doubled
-    since their last ones.
+    """ANALYZE the partition tables when they have no statistics or have doubled since their
+    last ones, in the transaction that added partitions.
 
-    SQLite keeps no statistics by itself (PostgreSQL's autovacuum does) and, without them,
-    starts a partial specification or a filter on a key's value from every partition of
-    the table instead of the key value index of schema 0003: 4-5 ms instead of under 0.1 ms
-    for a day of a table of 10,000 partitions. The connection's analysis_limit (metastore.db)
-    bounds the work to a few ms whatever the size; doubling keeps the count of ANALYZEs
-    to the logarithm of the number of partitions. The highest PART_ID stands in for the
-    number of rows (deleted partitions only make it refresh sooner)."""
-    if s.get_bind().dialect.name != "sqlite":
+    Without statistics both databases plan a filter on a key's value badly. SQLite keeps none
+    by itself and starts a partial specification or a filter from every partition of the
+    table instead of the key value index of schema 0003: 4-5 ms instead of under 0.1 ms for
+    a day of a table of 10,000 partitions. PostgreSQL's autovacuum first analyzes a new table
+    up to a minute later (its naptime); until then it joins each partition to every key
+    value of the key's position: the statement of a day's get_partitions_by_filter of a
+    table of 200 partitions took 3.9 ms instead of 0.36 ms, the call 7.0 ms instead of 3.5.
+
+    Doubling keeps the count of ANALYZEs to the logarithm of the number of partitions, and
+    each is bounded (SQLite's analysis_limit, metastore.store.transactions; PostgreSQL
+    samples at most 30,000 rows). The highest PART_ID stands in for the number of rows
+    (deleted partitions only make it refresh sooner); the rows counted when last analyzed
+    are sqlite_stat1's, or PostgreSQL's reltuples (-1 before the first ANALYZE)."""
+    dialect = s.get_bind().dialect.name
+    if dialect == "postgresql":
+        found = s.execute(
+            text(
+                'SELECT (SELECT max("PART_ID") FROM "PARTITIONS"), '
+                "(SELECT reltuples FROM pg_class WHERE oid = to_regclass('\"PARTITIONS\"'))"
+            )
+        ).one()
+        rows, counted = found[0] or 0, int(found[1] or 0)
+    elif dialect == "sqlite":
+        rows = s.scalar(select(func.max(m.Partition.PART_ID))) or 0
+        counted = _sqlite_analyzed_rows(s)
+    else:
         return
-    rows = s.scalar(select(func.max(m.Partition.PART_ID))) or 0
-    stat = None
-    if s.scalar(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")):
-        # Each index's row starts with the number of rows of the table when analyzed.
-        stat = s.scalar(
-            text("SELECT stat FROM sqlite_stat1 WHERE tbl = 'PARTITIONS' AND idx IS NOT NULL")
-        )
-    counted = int(stat.split()[0]) if stat else 0
-    if rows and (not counted or rows >= 2 * counted):
+    if rows and (counted <= 0 or rows >= 2 * counted):
         s.execute(text('ANALYZE "PARTITIONS"'))
         s.execute(text('ANALYZE "PARTITION_KEY_VALS"'))
+
+
+def _sqlite_analyzed_rows(s: Session) -> int:
+    """The rows of PARTITIONS when SQLite last analyzed it (0: never)."""
+    if not s.scalar(text("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'")):
+        return 0
+    # Each index's row starts with the number of rows of the table when analyzed.
+    stat = s.scalar(
+        text("SELECT stat FROM sqlite_stat1 WHERE tbl = 'PARTITIONS' AND idx IS NOT NULL")
+    )
+    return int(stat.split()[0]) if stat else 0
 
 
 def delete_partition(s: Session, partition: m.Partition) -> None:

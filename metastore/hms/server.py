@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import dataclasses
-import enum
 import logging
 import select
 import selectors
@@ -56,12 +54,13 @@ from metastore.access import (
 )
 from metastore.config import Settings
 from metastore.hms.cache import AnswerCache
+from metastore.hms.connections import Connection, Counters, State
 from metastore.hms.handler import Handler
 from metastore.hms.metrics import Metrics
 from metastore.hms.processor import Processor
 from metastore.hms.security import Security
 from metastore.hms.security import build as build_security
-from metastore.hms.wire import Codec, Limits, Message, Negotiation, ProtocolError
+from metastore.hms.wire import Limits, Message, Negotiation, ProtocolError
 
 log = logging.getLogger(__name__)
 
@@ -76,70 +75,6 @@ _LINGER_MS = 2
 # Decoding errors of a request that passed the scanner (a string that is not UTF-8, a field
 # of the wrong type): bad input, not a server bug.
 _BAD_REQUEST = (TProtocolException, TTransportException, EOFError, UnicodeDecodeError)
-
-
-class _State(enum.Enum):
-    HANDSHAKE = "handshake"  # TLS handshake in progress, in the loop
-    WAITING = "waiting"  # registered with the selector for the next request
-    BUSY = "busy"  # a worker has it
-    CLOSED = "closed"
-
-
-@dataclasses.dataclass
-class Counters:
-    """What the server has seen since it started (logged when it stops)."""
-
-    accepted: int = 0
-    refused_at_limit: int = 0
-    closed_idle: int = 0
-    timed_out: int = 0
-    bad_input: int = 0
-    disconnected: int = 0
-    """Clients gone in the middle of a request or a call."""
-    refused_authentication: int = 0
-    calls: int = 0
-
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def add(self, name: str) -> None:
-        with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
-
-    def snapshot(self) -> dict[str, int]:
-        with self._lock:
-            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-
-
-class _Client:
-    """A connection as the loop tracks it."""
-
-    __slots__ = (
-        "call",
-        "codec",
-        "context",
-        "deadline",
-        "ready",
-        "received",
-        "sock",
-        "state",
-        "watched",
-    )
-
-    def __init__(self, sock: socket.socket, context: ConnectionContext, codec: Codec) -> None:
-        self.sock = sock
-        self.context = context
-        self.codec = codec
-        self.state = _State.WAITING
-        self.ready = False  # TLS handshake or Kerberos negotiation done (or none needed)
-        self.deadline = 0.0
-        self.received = 0
-        self.call: str | None = None
-        self.watched = 0  # the events the selector waits for on SOCK (0: not registered)
-
-    @property
-    def peer(self) -> str:
-        return self.context.peer
 
 
 class MetastoreServer:
@@ -184,8 +119,8 @@ class MetastoreServer:
         self._workers = workers
         self._busy = 0
         self._busy_lock = threading.Lock()
-        self._clients: dict[int, _Client] = {}
-        self._returned: collections.deque[tuple[_Client, bool]] = collections.deque()
+        self._clients: dict[int, Connection] = {}
+        self._returned: collections.deque[tuple[Connection, bool]] = collections.deque()
         self._stopping = threading.Event()
         self._accept_paused = False
         self._limit_warned = 0.0
@@ -261,7 +196,7 @@ class MetastoreServer:
                     next_sweep = now + _SWEEP_SECONDS
         finally:
             for client in list(self._clients.values()):
-                if client.state is not _State.BUSY:
+                if client.state is not State.BUSY:
                     self._close(client)
             self._pool.shutdown(wait=True)
             for client in list(self._clients.values()):
@@ -294,7 +229,7 @@ class MetastoreServer:
 
     def _close_idle(self) -> None:
         for client in list(self._clients.values()):
-            if client.state is not _State.BUSY:
+            if client.state is not State.BUSY:
                 self._close(client)
 
     def _wake(self) -> None:
@@ -348,12 +283,12 @@ class MetastoreServer:
         context = ConnectionContext(peer)
         if security.tls is not None:
             sock = security.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
-        client = _Client(sock, context, security.codec(self._limits))
+        client = Connection(sock, context, security.codec(self._limits))
         client.deadline = time.monotonic() + self._request_timeout
         self._clients[sock.fileno()] = client
         log.debug("connection from %s", peer)
         if security.tls is not None:
-            client.state = _State.HANDSHAKE
+            client.state = State.HANDSHAKE
             self._handshake(client)
         elif security.kerberos is None:
             client.ready = True
@@ -361,13 +296,13 @@ class MetastoreServer:
         else:
             self._watch(client)  # waits for the negotiation, under request_timeout
 
-    def _on_event(self, client: _Client, mask: int) -> None:
-        if client.state is _State.HANDSHAKE:
+    def _on_event(self, client: Connection, mask: int) -> None:
+        if client.state is State.HANDSHAKE:
             self._handshake(client)
-        elif client.state is _State.WAITING:
+        elif client.state is State.WAITING:
             self._read(client)
 
-    def _handshake(self, client: _Client) -> None:
+    def _handshake(self, client: Connection) -> None:
         sock = client.sock
         assert isinstance(sock, ssl.SSLSocket)
         try:
@@ -384,13 +319,13 @@ class MetastoreServer:
         except (ssl.SSLError, OSError) as e:
             self._refuse(client, f"TLS handshake failed: {_reason(e)}", "refused_authentication")
             return
-        client.state = _State.WAITING
+        client.state = State.WAITING
         client.ready = True
         self._security.tls_established(client.context, sock)
         log.debug("%s: TLS established (%s)", client.peer, sock.version())
         self._read(client)  # the request may have come with the handshake's last flight
 
-    def _read(self, client: _Client) -> None:
+    def _read(self, client: Connection) -> None:
         sock = client.sock
         try:
             data = sock.recv(_READ_SIZE)
@@ -410,7 +345,7 @@ class MetastoreServer:
         client.codec.feed(data)
         self._next(client)
 
-    def _next(self, client: _Client) -> None:
+    def _next(self, client: Connection) -> None:
         """Hand the next complete request to a worker, or wait for more bytes."""
         try:
             unit = client.codec.next_message()
@@ -428,7 +363,7 @@ class MetastoreServer:
             self._watch(client)
             return
         self._unwatch(client)
-        client.state = _State.BUSY
+        client.state = State.BUSY
         client.call = _call_name(unit)
         with self._busy_lock:
             self._busy += 1
@@ -444,7 +379,7 @@ class MetastoreServer:
             if not keep or self._stopping.is_set():
                 self._close(client)
                 continue
-            client.state = _State.WAITING
+            client.state = State.WAITING
             client.call = None
             if not client.ready and self._security.kerberos is not None:
                 client.ready = client.context.authenticated
@@ -460,10 +395,10 @@ class MetastoreServer:
             self._accept_paused = False
             self._selector.register(self._listener, selectors.EVENT_READ, None)
         for client in list(self._clients.values()):
-            if client.state is _State.BUSY or now < client.deadline:
+            if client.state is State.BUSY or now < client.deadline:
                 continue
             if not client.ready:
-                what = "TLS handshake" if client.state is _State.HANDSHAKE else "authentication"
+                what = "TLS handshake" if client.state is State.HANDSHAKE else "authentication"
                 self._refuse(
                     client,
                     f"{what} not completed within {self._request_timeout:g} s",
@@ -481,7 +416,7 @@ class MetastoreServer:
                 self.counters.add("closed_idle")
                 self._close(client)
 
-    def _gone(self, client: _Client, error: str | None) -> None:
+    def _gone(self, client: Connection, error: str | None) -> None:
         """The client closed its connection (ERROR: how it failed)."""
         if client.codec.pending or (not client.ready and client.received):
             where = "during the handshake" if not client.ready else "in the middle of a request"
@@ -498,7 +433,7 @@ class MetastoreServer:
             log.debug("%s closed the connection", client.peer)
         self._close(client)
 
-    def _refuse(self, client: _Client, reason: str, counter: str, reply: bytes = b"") -> None:
+    def _refuse(self, client: Connection, reason: str, counter: str, reply: bytes = b"") -> None:
         """Log and count the refusal, then send REPLY (the peer's last word) and close. The
         record comes first: a client may act on REPLY at once, before the connection closes."""
         log.warning("%s: %s; connection closed", client.peer, reason)
@@ -508,7 +443,7 @@ class MetastoreServer:
                 client.sock.send(reply)
         self._close(client)
 
-    def _watch(self, client: _Client, events: int = selectors.EVENT_READ) -> None:
+    def _watch(self, client: Connection, events: int = selectors.EVENT_READ) -> None:
         if client.watched == events:
             return
         registered, client.watched = client.watched, events
@@ -517,24 +452,24 @@ class MetastoreServer:
         else:
             self._selector.register(client.sock, events, client)
 
-    def _unwatch(self, client: _Client) -> None:
+    def _unwatch(self, client: Connection) -> None:
         if client.watched:
             client.watched = 0
             with contextlib.suppress(KeyError, ValueError):
                 self._selector.unregister(client.sock)
 
-    def _close(self, client: _Client) -> None:
-        if client.state is _State.CLOSED:
+    def _close(self, client: Connection) -> None:
+        if client.state is State.CLOSED:
             return
         self._unwatch(client)
         self._clients.pop(client.sock.fileno(), None)
-        client.state = _State.CLOSED
+        client.state = State.CLOSED
         with contextlib.suppress(OSError):
             client.sock.close()
 
     # -- the workers' side: negotiation steps and calls -------------------------------------
 
-    def _work(self, client: _Client, unit: Message | Negotiation) -> None:
+    def _work(self, client: Connection, unit: Message | Negotiation) -> None:
         keep = False
         try:
             next_unit: Message | Negotiation | None = unit
@@ -554,11 +489,11 @@ class MetastoreServer:
                 self._busy -= 1
             # A connection _linger closed is done with; the others wait for their next
             # request, here or in the loop.
-            if client.state is not _State.CLOSED and not (keep and self._wait_here(client)):
+            if client.state is not State.CLOSED and not (keep and self._wait_here(client)):
                 self._returned.append((client, keep))
                 self._wake()
 
-    def _linger(self, client: _Client) -> Message | Negotiation | None:
+    def _linger(self, client: Connection) -> Message | Negotiation | None:
         """The next request of CLIENT when it arrives whole within _LINGER_MS of the reply,
         to be served by this worker; None otherwise (bytes received so far are left to the
         loop, in the codec). A request taken here spares the selector's unregistering and
@@ -600,7 +535,7 @@ class MetastoreServer:
             return None
         return unit
 
-    def _wait_here(self, client: _Client) -> bool:
+    def _wait_here(self, client: Connection) -> bool:
         """From the worker that served CLIENT's call: in the common case (nothing of a next
         request received yet, no TLS bytes pending, not stopping), make the connection wait
         for its next request here, without waking the loop to do it (_take_back); False
@@ -620,12 +555,12 @@ class MetastoreServer:
             return False
         client.call = None
         client.deadline = self._idle_deadline(time.monotonic())
-        client.state = _State.WAITING
+        client.state = State.WAITING
         with contextlib.suppress(KeyError, ValueError, OSError):
             self._watch(client)
         return True
 
-    def _call(self, client: _Client, message: Message) -> bool:
+    def _call(self, client: Connection, message: Message) -> bool:
         started = time.perf_counter()
         requests, replies = TMemoryBuffer(message.data), TMemoryBuffer()
         token = use_connection(client.context)
@@ -657,7 +592,7 @@ class MetastoreServer:
             return False
         return self._send(client, client.codec.encode(reply), f"the reply to {message.name}")
 
-    def _negotiate(self, client: _Client, frame: Negotiation) -> bool:
+    def _negotiate(self, client: Connection, frame: Negotiation) -> bool:
         from metastore.hms.sasl import SaslCodec, SaslRefused
 
         codec = client.codec
@@ -680,7 +615,7 @@ class MetastoreServer:
             )
         return True
 
-    def _send(self, client: _Client, data: bytes, what: str) -> bool:
+    def _send(self, client: Connection, data: bytes, what: str) -> bool:
         """Send DATA, waiting at most request_timeout for the client to read it. Most replies
         fit the socket's buffer: one non-blocking send, without switching the socket to
         blocking and back (TLS sockets always switch: a TLS write must be retried whole)."""

@@ -40,6 +40,17 @@ def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 SDS = m.StorageDescriptor.__table__
 
 
+def _descriptor(sd_id: int, location: str, *, compressed: bool = False) -> dict[str, Any]:
+    """A row of SDS with what it must have."""
+    return {
+        "SD_ID": sd_id,
+        "LOCATION": location,
+        "IS_COMPRESSED": compressed,
+        "NUM_BUCKETS": -1,
+        "IS_STOREDASSUBDIRECTORIES": False,
+    }
+
+
 @functools.cache
 def _by_ids(dialect: str) -> sa.Select[tuple[int, str, bool]]:
     c = SDS.c
@@ -57,16 +68,7 @@ def test_the_rows_are_sqlalchemys(url: str) -> None:
         with Session(engine) as s, s.begin():
             s.execute(
                 SDS.insert(),
-                [
-                    {
-                        "SD_ID": i,
-                        "LOCATION": f"file:/l{i}",
-                        "IS_COMPRESSED": i % 2 == 0,
-                        "NUM_BUCKETS": -1,
-                        "IS_STOREDASSUBDIRECTORIES": False,
-                    }
-                    for i in (7, 8, 9)
-                ],
+                [_descriptor(i, f"file:/l{i}", compressed=i % 2 == 0) for i in (7, 8, 9)],
             )
             params = {"ids": lists.values(dialect, [8, 7, 99])}
             expected: list[tuple[Any, ...]] = [
@@ -154,16 +156,7 @@ def test_lists_of_text_find_values_with_quotes_backslashes_and_braces(url: str) 
         with Session(engine) as s, s.begin():
             s.execute(
                 SDS.insert(),
-                [
-                    {
-                        "SD_ID": i,
-                        "LOCATION": name,
-                        "IS_COMPRESSED": False,
-                        "NUM_BUCKETS": -1,
-                        "IS_STOREDASSUBDIRECTORIES": False,
-                    }
-                    for i, name in enumerate([*AWKWARD, "other"], start=1)
-                ],
+                [_descriptor(i, name) for i, name in enumerate([*AWKWARD, "other"], start=1)],
             )
             for statement in _by_locations(dialect):
                 found = driver_rows(s, statement, {"names": lists.values(dialect, AWKWARD)})

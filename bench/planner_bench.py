@@ -182,6 +182,11 @@ def reads(args: argparse.Namespace) -> dict[str, Callable[[Client], Any]]:
     }
 
 
+def _plan(args: argparse.Namespace) -> Plan:
+    """How each call is timed: REPEAT calls (fewer past BUDGET seconds) after 3 untimed."""
+    return Plan(count=args.repeat, budget_s=args.budget, warmup=3)
+
+
 def commit_floor(url: str, args: argparse.Namespace, plan: Plan) -> float:
     """p50 in seconds of a transaction that upserts COLS rows of a table of its own in the
     database of URL and commits, on the driver (no server, no statement of the metastore's):
@@ -311,7 +316,7 @@ def run(
     backend: str, ports: Sequence[int], args: argparse.Namespace, warehouse: str | None
 ) -> dict[str, float]:
     """p50s in seconds (throughput: rounds per second) on the servers at PORTS."""
-    plan = Plan(count=args.repeat, budget_s=args.budget, warmup=3)
+    plan = _plan(args)
     out: dict[str, float] = {}
     with connect(ports[0]) as client:
         if warehouse is not None:
@@ -358,8 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warehouse = Path(tmp)
         floors: dict[str, float] = {}
         for backend, url in our_databases(backends, PG_ADMIN_URL):
-            plan = Plan(count=args.repeat, budget_s=args.budget, warmup=3)
-            floors[backend] = commit_floor(url, args, plan)
+            floors[backend] = commit_floor(url, args, _plan(args))
             progress(f"  {backend:<16} {COMMIT:<40} p50 {floors[backend] * 1e3:8.2f} ms")
             with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
                 results[f"{backend} cold"] = run(
@@ -390,14 +394,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
     rows = [header]
     for name in results[next(iter(results))]:
         throughput_ = name.endswith("(rounds/s)")
-        cells = [
-            "-"
-            if name not in results[b]
-            else f"{results[b][name]:.0f}"
-            if throughput_
-            else f"{results[b][name] * 1e3:.2f}"
-            for b in results
-        ]
+        cells = [_cell(results[b].get(name), throughput_) for b in results]
         row = [name, *cells]
         if "hms" in results and name not in results["hms"]:
             row += ["-"] * (len(ours) + 2)
@@ -423,6 +420,13 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
             print("  ".join("-" * w for w in widths))
     if "hms" in results:
         _report_floors(results, ours)
+
+
+def _cell(value: float | None, throughput_: bool) -> str:
+    """VALUE as the table shows it: rounds per second, or ms; '-' when not measured."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if throughput_ else f"{value * 1e3:.2f}"
 
 
 def _report_floors(results: dict[str, dict[str, float]], ours: Sequence[str]) -> None:

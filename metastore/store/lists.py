@@ -58,5 +58,5 @@ def _array_item(item: int | str) -> str:
     """ITEM as an element of a PostgreSQL array's text: an id as it is, a text value in
     double quotes, its backslashes and double quotes escaped by a backslash."""
     if isinstance(item, int):
-        return str(int(item))
+        return str(item)
     return '"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"'

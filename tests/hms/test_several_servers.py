@@ -46,21 +46,26 @@ class Servers:
 
     def __init__(self, url: str, warehouse: Path) -> None:
         self.ports = [_free_port() for _ in range(SERVERS)]
-        self.processes = [
-            subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "metastore.cli", "serve", "--host", "127.0.0.1"),
-                    *("--port", str(port), "--db", url, "--warehouse", str(warehouse)),
-                    *("--no-migrate", "--log-level", "WARNING", "--workers", "8"),
-                ],
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for port in self.ports
-        ]
-        for port, process in zip(self.ports, self.processes, strict=True):
-            assert wait_for(functools.partial(_listening, port, process), 60), "no server"
+        # Their output goes to files: a pipe nobody reads fills up with the audit log (tens
+        # of KB a second under this load), and a server writing to it then stops answering.
+        self.logs = [warehouse.parent / f"server-{port}.log" for port in self.ports]
+        self.processes = []
+        for port, log in zip(self.ports, self.logs, strict=True):
+            with log.open("w") as output:
+                self.processes.append(
+                    subprocess.Popen(
+                        [
+                            *(sys.executable, "-m", "metastore.cli", "serve"),
+                            *("--host", "127.0.0.1", "--port", str(port)),
+                            *("--db", url, "--warehouse", str(warehouse), "--no-migrate"),
+                            *("--log-level", "WARNING", "--workers", "8"),
+                        ],
+                        stdout=subprocess.DEVNULL,
+                        stderr=output,
+                    )
+                )
+        for port, process, log in zip(self.ports, self.processes, self.logs, strict=True):
+            assert wait_for(functools.partial(_listening, port, process, log), 60), "no server"
 
     def kill(self, index: int) -> None:
         self.processes[index].send_signal(signal.SIGKILL)
@@ -72,14 +77,15 @@ class Servers:
                 process.send_signal(signal.SIGTERM)
         for process in self.processes:
             try:
-                process.communicate(timeout=30)
+                process.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 process.kill()
+                process.wait()
 
 
-def _listening(port: int, process: subprocess.Popen[str]) -> bool:
+def _listening(port: int, process: subprocess.Popen[bytes], log: Path) -> bool:
     if process.poll() is not None:
-        raise AssertionError(f"a server exited: {process.stderr.read() if process.stderr else ''}")
+        raise AssertionError(f"a server exited: {log.read_text()}")
     try:
         socket.create_connection(("127.0.0.1", port), timeout=1).close()
         return True

@@ -27,12 +27,14 @@ STRUCTS: dict[Kind, type[Any]] = {
 # ------------------------------------------------------------------------------------------
 # The ColumnStatisticsData union
 
+_MEMBERS = tuple((kind, kind.member) for kind in Kind)
+
 
 def set_kinds(data: t.ColumnStatisticsData | None) -> list[Kind]:
     """The kinds whose member is set in DATA (a valid union has exactly one)."""
     if data is None:
         return []
-    return [kind for kind in Kind if getattr(data, kind.member, None) is not None]
+    return [kind for kind, member in _MEMBERS if getattr(data, member, None) is not None]
 
 
 def union_member(data: t.ColumnStatisticsData | None) -> Any:

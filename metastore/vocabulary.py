@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import re
 from typing import Literal
 
@@ -45,7 +46,7 @@ class Kind(enum.StrEnum):
     @property
     def member(self) -> str:
         """The name of the ColumnStatisticsData field of this kind, e.g. 'longStats'."""
-        return f"{self.value}Stats"
+        return _UNION_MEMBERS[self]
 
     @property
     def has_ndv(self) -> bool:
@@ -61,6 +62,10 @@ class Kind(enum.StrEnum):
     def integral(self) -> bool:
         """Whether low and high are whole numbers (longs, days, seconds): NDV <= high-low+1."""
         return self in (Kind.LONG, Kind.DATE, Kind.TIMESTAMP)
+
+
+# Looked up, not formatted, on every use: a statistics write asks for every column's.
+_UNION_MEMBERS: dict[Kind, str] = {kind: f"{kind.value}Stats" for kind in Kind}
 
 
 # ------------------------------------------------------------------------------------------
@@ -134,6 +139,7 @@ _BASE = re.compile(r"\s*([a-z_][a-z0-9_]*(?:\s+[a-z_][a-z0-9_]*)*)")
 _PARAMETERS = re.compile(r"\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*$")
 
 
+@functools.lru_cache(maxsize=4096)  # a table's few types, asked for every statistics row
 def base_type(hive_type: str) -> str:
     """The base name of a type, lower case, aliases resolved: 'DECIMAL(10,2)' -> 'decimal',
     'double  precision' -> 'double', 'INTEGER' -> 'int', 'array<int>' -> 'array'; '' for

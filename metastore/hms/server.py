@@ -326,6 +326,14 @@ class MetastoreServer:
         self._read(client)  # the request may have come with the handshake's last flight
 
     def _read(self, client: Connection) -> None:
+        if self._receive(client):
+            self._next(client)
+        elif client.state is not State.CLOSED:
+            self._watch(client)
+
+    def _receive(self, client: Connection) -> bool:
+        """Feed what CLIENT sent to its codec. False when nothing was read: nothing has
+        arrived yet, or the client is gone (the connection is then closed, by _gone)."""
         sock = client.sock
         try:
             data = sock.recv(_READ_SIZE)
@@ -333,17 +341,16 @@ class MetastoreServer:
                 while data and sock.pending():  # decrypted bytes the selector cannot see
                     data += sock.recv(sock.pending())
         except (BlockingIOError, InterruptedError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
-            self._watch(client)
-            return
+            return False
         except OSError as e:
             self._gone(client, _reason(e))
-            return
+            return False
         if not data:
             self._gone(client, None)
-            return
+            return False
         client.received += len(data)
         client.codec.feed(data)
-        self._next(client)
+        return True
 
     def _next(self, client: Connection) -> None:
         """Hand the next complete request to a worker, or wait for more bytes."""
@@ -514,20 +521,8 @@ class MetastoreServer:
                 return None
         poller = select.poll()
         poller.register(sock, select.POLLIN)
-        if not poller.poll(_LINGER_MS):
+        if not poller.poll(_LINGER_MS) or not self._receive(client):
             return None
-        try:
-            data = sock.recv(_READ_SIZE)
-        except (BlockingIOError, InterruptedError):
-            return None
-        except OSError as e:
-            self._gone(client, _reason(e))
-            return None
-        if not data:
-            self._gone(client, None)
-            return None
-        client.received += len(data)
-        client.codec.feed(data)
         try:
             unit = client.codec.next_message()
         except ProtocolError as e:

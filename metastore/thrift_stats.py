@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from hive_metastore_thrift import ttypes as t
-from metastore.vocabulary import MAX_DECIMAL_SCALE, Kind
+from metastore.vocabulary import MAX_DECIMAL_SCALE, UNION_MEMBERS, Kind
 
 STRUCTS: dict[Kind, type[Any]] = {
     Kind.BOOLEAN: t.BooleanColumnStatsData,
@@ -27,14 +27,14 @@ STRUCTS: dict[Kind, type[Any]] = {
 # ------------------------------------------------------------------------------------------
 # The ColumnStatisticsData union
 
-_MEMBERS = tuple((kind, kind.member) for kind in Kind)
-
 
 def set_kinds(data: t.ColumnStatisticsData | None) -> list[Kind]:
     """The kinds whose member is set in DATA (a valid union has exactly one)."""
     if data is None:
         return []
-    return [kind for kind, member in _MEMBERS if getattr(data, member, None) is not None]
+    return [
+        kind for kind, member in UNION_MEMBERS.items() if getattr(data, member, None) is not None
+    ]
 
 
 def union_member(data: t.ColumnStatisticsData | None) -> Any:

@@ -46,7 +46,7 @@ class Kind(enum.StrEnum):
     @property
     def member(self) -> str:
         """The name of the ColumnStatisticsData field of this kind, e.g. 'longStats'."""
-        return _UNION_MEMBERS[self]
+        return UNION_MEMBERS[self]
 
     @property
     def has_ndv(self) -> bool:
@@ -64,8 +64,9 @@ class Kind(enum.StrEnum):
         return self in (Kind.LONG, Kind.DATE, Kind.TIMESTAMP)
 
 
-# Looked up, not formatted, on every use: a statistics write asks for every column's.
-_UNION_MEMBERS: dict[Kind, str] = {kind: f"{kind.value}Stats" for kind in Kind}
+UNION_MEMBERS: dict[Kind, str] = {kind: f"{kind.value}Stats" for kind in Kind}
+"""The ColumnStatisticsData field of each kind (Kind.member): looked up, not formatted, as
+a statistics write asks for every column's."""
 
 
 # ------------------------------------------------------------------------------------------

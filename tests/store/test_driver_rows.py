@@ -5,6 +5,7 @@ both of its drivers."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Iterator
 from typing import Any
@@ -61,25 +62,30 @@ def _by_ids(dialect: str) -> sa.Select[tuple[int, str, bool]]:
     )
 
 
-def test_the_rows_are_sqlalchemys(url: str) -> None:
+@contextlib.contextmanager
+def _descriptors(url: str, rows: list[dict[str, Any]]) -> Iterator[tuple[Session, str]]:
+    """A session of a transaction in which ROWS of SDS are stored (rolled back at the end),
+    with its dialect's name."""
     engine = transactions.create_engine(url, pool_size=1)
-    dialect = engine.dialect.name
     try:
         with Session(engine) as s, s.begin():
-            s.execute(
-                SDS.insert(),
-                [_descriptor(i, f"file:/l{i}", compressed=i % 2 == 0) for i in (7, 8, 9)],
-            )
-            params = {"ids": lists.values(dialect, [8, 7, 99])}
-            expected: list[tuple[Any, ...]] = [
-                tuple(row) for row in s.execute(_by_ids(dialect), params)
-            ]
-            assert expected == [(7, "file:/l7", False), (8, "file:/l8", True)]
-            found = driver_rows(s, _by_ids(dialect), params)
-            assert [(i, loc, bool(flag)) for i, loc, flag in found] == expected
+            s.execute(SDS.insert(), rows)
+            yield s, engine.dialect.name
             s.rollback()
     finally:
         engine.dispose()
+
+
+def test_the_rows_are_sqlalchemys(url: str) -> None:
+    rows = [_descriptor(i, f"file:/l{i}", compressed=i % 2 == 0) for i in (7, 8, 9)]
+    with _descriptors(url, rows) as (s, dialect):
+        params = {"ids": lists.values(dialect, [8, 7, 99])}
+        expected: list[tuple[Any, ...]] = [
+            tuple(row) for row in s.execute(_by_ids(dialect), params)
+        ]
+        assert expected == [(7, "file:/l7", False), (8, "file:/l8", True)]
+        found = driver_rows(s, _by_ids(dialect), params)
+        assert [(i, loc, bool(flag)) for i, loc, flag in found] == expected
 
 
 def test_an_error_is_sqlalchemys_and_the_transaction_goes_on_after_rollback(url: str) -> None:
@@ -150,19 +156,10 @@ AWKWARD = ['a"b', "back\\slash", "{x,y}", "NULL", " spaced ", "ü/ds=2024", "", 
 def test_lists_of_text_find_values_with_quotes_backslashes_and_braces(url: str) -> None:
     """A list is one parameter (on PostgreSQL, the text of an array): every value comes back
     as it was stored, whatever characters it holds, and a list of none finds nothing."""
-    engine = transactions.create_engine(url, pool_size=1)
-    dialect = engine.dialect.name
-    try:
-        with Session(engine) as s, s.begin():
-            s.execute(
-                SDS.insert(),
-                [_descriptor(i, name) for i, name in enumerate([*AWKWARD, "other"], start=1)],
-            )
-            for statement in _by_locations(dialect):
-                found = driver_rows(s, statement, {"names": lists.values(dialect, AWKWARD)})
-                # Compared in Python's order: the database's collation may order them otherwise.
-                assert sorted(row[0] for row in found) == sorted(AWKWARD)
-                assert driver_rows(s, statement, {"names": lists.values(dialect, [])}) == []
-            s.rollback()
-    finally:
-        engine.dispose()
+    rows = [_descriptor(i, name) for i, name in enumerate([*AWKWARD, "other"], start=1)]
+    with _descriptors(url, rows) as (s, dialect):
+        for statement in _by_locations(dialect):
+            found = driver_rows(s, statement, {"names": lists.values(dialect, AWKWARD)})
+            # Compared in Python's order: the database's collation may order them otherwise.
+            assert sorted(row[0] for row in found) == sorted(AWKWARD)
+            assert driver_rows(s, statement, {"names": lists.values(dialect, [])}) == []

@@ -14,8 +14,10 @@ generated client, each server in a process of its own on a loopback port:
 * a planner's round (the table, the partition names, a day's partitions by filter and their
   statistics) repeated for SECONDS by four planners, each with a connection of its own,
   spread over two servers on the database (HMS: one server, as its embedded Derby allows):
-  rounds per second, of four threads of this script, then of four processes (whose
-  decoding of the answers does not take turns under Python's global lock);
+  rounds per second, of four threads of a JVM through Hive 2.3.10's generated client (what
+  Spark's planner uses: bench/java/PlannerRounds.java, compiled with javac), then of four
+  threads of this script (whose decoding of the answers takes turns under Python's global
+  lock), then of four processes of this script;
 * per-call writes: update_partition_column_statistics of one partition (COLS columns), and
   add_partition;
 * get_partition_names_ps of a day (Trino's call), one statement when answered: to show what
@@ -36,6 +38,9 @@ import argparse
 import contextlib
 import datetime
 import multiprocessing
+import os
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -60,6 +65,7 @@ FIRST_DAY = datetime.date(2024, 1, 1)
 CACHE = 256 * 1024 * 1024  # the default size of the cache of answers
 Client = ThriftHiveMetastore.Client
 
+ROUND_JVM = "planner round, 4 JVM threads (rounds/s)"
 ROUND_THREADS = "planner round, 4 threads (rounds/s)"
 ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
 NO_OP = "a call that does nothing (set_ugi)"
@@ -71,6 +77,7 @@ TARGETS: dict[str, tuple[float | None, float | None]] = {
     "get_table": (3.0, 10.0),
     "get_partition_names": (None, 5.0),
     "get_partitions_by_filter (a day)": (None, 5.0),
+    ROUND_JVM: (None, 10.0),
     ROUND_THREADS: (None, 10.0),
     ROUND_PROCESSES: (None, 10.0),
     "update_partition_column_statistics": (10.0, 10.0),
@@ -282,6 +289,42 @@ def throughput(ports: Sequence[int], args: argparse.Namespace, *, processes: boo
     return sum(rounds) / (time.perf_counter() - began)
 
 
+JVM_JARS = ("hive-metastore-2.3.10.jar", "libthrift-*.jar", "libfb303-*.jar", "slf4j-api-*.jar")
+
+
+def compile_jvm_planner(classes: Path) -> str | None:
+    """Compile bench/java/PlannerRounds.java against Hive 2.3.10's client jars from pyspark
+    into CLASSES; the classpath to run it with, or None (with a line saying why) when there
+    is no javac."""
+    if shutil.which("javac") is None:
+        progress("the JVM planner round is left out: javac not found (install a JDK 17)")
+        return None
+    jars = [next(pyspark_jars().glob(pattern)) for pattern in JVM_JARS]
+    classpath = os.pathsep.join(str(jar) for jar in jars)
+    source = Path(__file__).resolve().parent / "java" / "PlannerRounds.java"
+    subprocess.run(
+        ["javac", "-encoding", "UTF-8", "-d", str(classes), "-cp", classpath, str(source)],
+        check=True,
+    )
+    return os.pathsep.join([str(classes), classpath])
+
+
+def jvm_throughput(classpath: str, ports: Sequence[int], args: argparse.Namespace) -> float:
+    """Planner rounds per second of four threads of a JVM spread over PORTS, for SECONDS
+    (bench/java/PlannerRounds.java)."""
+    command = [
+        *("java", "-cp", classpath, "PlannerRounds", str(args.seconds), DB, TABLE),
+        *(str(args.days), str(args.hours), str(args.cols), FIRST_DAY.isoformat()),
+        *(str(port) for port in ports),
+    ]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+    if done.returncode != 0 or not line.startswith("ROUNDS "):
+        raise RuntimeError(f"PlannerRounds failed ({done.returncode}): {line}{done.stderr}")
+    _, rounds, _, seconds = line.split()
+    return int(rounds) / float(seconds)
+
+
 def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> dict[str, Timing]:
     names = client.get_partition_names(DB, TABLE, -1)
     counter = iter(range(10**9))
@@ -313,9 +356,14 @@ def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> 
 
 
 def run(
-    backend: str, ports: Sequence[int], args: argparse.Namespace, warehouse: str | None
+    backend: str,
+    ports: Sequence[int],
+    args: argparse.Namespace,
+    warehouse: str | None,
+    jvm: str | None,
 ) -> dict[str, float]:
-    """p50s in seconds (throughput: rounds per second) on the servers at PORTS."""
+    """p50s in seconds (throughput: rounds per second) on the servers at PORTS; the JVM
+    planner round with classpath JVM (none when None)."""
     plan = _plan(args)
     out: dict[str, float] = {}
     with connect(ports[0]) as client:
@@ -327,6 +375,9 @@ def run(
         for name, call in calls.items():
             out[name] = measure(lambda c=call: c(client), plan).p50  # type: ignore[misc]
             progress(f"  {backend:<16} {name:<40} p50 {out[name] * 1e3:8.2f} ms")
+    if jvm is not None:
+        out[ROUND_JVM] = jvm_throughput(jvm, ports, args)
+        progress(f"  {backend:<16} {ROUND_JVM}: {out[ROUND_JVM]:.0f}")
     for name, processes in ((ROUND_THREADS, False), (ROUND_PROCESSES, True)):
         out[name] = throughput(ports, args, processes=processes)
         progress(f"  {backend:<16} {name}: {out[name]:.0f}")
@@ -361,20 +412,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory(prefix="colstats-bench-") as tmp:
         warehouse = Path(tmp)
+        (warehouse / "classes").mkdir()
+        jvm = compile_jvm_planner(warehouse / "classes")
         floors: dict[str, float] = {}
         for backend, url in our_databases(backends, PG_ADMIN_URL):
             floors[backend] = commit_floor(url, args, _plan(args))
             progress(f"  {backend:<16} {COMMIT:<40} p50 {floors[backend] * 1e3:8.2f} ms")
             with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
                 results[f"{backend} cold"] = run(
-                    f"{backend} cold", ports, args, str(warehouse / backend)
+                    f"{backend} cold", ports, args, str(warehouse / backend), jvm
                 )
             with two_servers(url, warehouse / f"{backend}-warm", CACHE) as ports:
-                results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None)
+                results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None, jvm)
         if "hms" in backends:
             progress("hms: starting Hive Metastore 2.3.10")
             with hive_metastore(pyspark_jars()) as (port, home):
-                results["hms"] = run("hms", [port], args, str(home / "warehouse"))
+                results["hms"] = run("hms", [port], args, str(home / "warehouse"), jvm)
     for name, result in results.items():
         if name != "hms":
             result[COMMIT] = floors[name.split()[0]]

@@ -15,9 +15,10 @@ from psycopg import pq
 
 class DriverStatements:
     """Records the statements sent on ENGINE's connections while in use as a context
-    manager: SQLite's trace callback, and libpq's trace of PostgreSQL's protocol (psycopg
-    3). The pool's idle connections are closed on entry and on exit, so that every
-    connection used meanwhile is a traced one."""
+    manager: SQLite's trace callback, libpq's trace of PostgreSQL's protocol (psycopg 3),
+    and psycopg2's cursors (which BEGIN and COMMIT do not go through). The pool's idle
+    connections are closed on entry and on exit, so that every connection used meanwhile
+    is a traced one."""
 
     def __init__(self, engine: sa.Engine) -> None:
         self.engine = engine
@@ -27,6 +28,9 @@ class DriverStatements:
     def _trace(self, dbapi_connection: Any, _record: Any) -> None:
         if self.engine.dialect.name == "sqlite":
             dbapi_connection.set_trace_callback(self._statements.append)
+            return
+        if self.engine.dialect.driver == "psycopg2":
+            dbapi_connection.cursor_factory = _recording_cursor(self._statements)
             return
         path = Path(tempfile.mkstemp(prefix="libpq-trace-")[1])
         self._traces.append(path)
@@ -45,10 +49,11 @@ class DriverStatements:
             path.unlink()
 
     def sent(self) -> list[str]:
-        """The statements sent so far: SQL text on SQLite; on PostgreSQL a line per simple
-        query and per execution of the extended protocol (a prepared statement is parsed
-        once and executed many times)."""
-        if self.engine.dialect.name == "sqlite":
+        """The statements sent so far: SQL text on SQLite and through psycopg2 (an
+        executemany once); through psycopg 3 a line per simple query and per execution of
+        the extended protocol (a prepared statement is parsed once and executed many
+        times)."""
+        if self.engine.dialect.name == "sqlite" or self.engine.dialect.driver == "psycopg2":
             return list(self._statements)
         return [
             line
@@ -60,6 +65,22 @@ class DriverStatements:
     def selects(self) -> int:
         """The statements sent so far other than BEGIN, COMMIT and ROLLBACK."""
         control = ("BEGIN", "COMMIT", "ROLLBACK")
-        if self.engine.dialect.name == "sqlite":
+        if self.engine.dialect.name == "sqlite" or self.engine.dialect.driver == "psycopg2":
             return sum(1 for s in self._statements if not s.lstrip().upper().startswith(control))
         return sum(1 for line in self.sent() if not any(f'"{word}' in line for word in control))
+
+
+def _recording_cursor(statements: list[str]) -> Any:
+    """A psycopg2 cursor class that appends the SQL of every execution to STATEMENTS."""
+    import psycopg2.extensions
+
+    class RecordingCursor(psycopg2.extensions.cursor):  # type: ignore[misc]
+        def execute(self, query: Any, vars: Any = None) -> Any:
+            statements.append(query if isinstance(query, str) else query.decode())
+            return super().execute(query, vars)
+
+        def executemany(self, query: Any, vars_list: Any) -> Any:
+            statements.append(query if isinstance(query, str) else query.decode())
+            return super().executemany(query, vars_list)
+
+    return RecordingCursor

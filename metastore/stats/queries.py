@@ -168,10 +168,6 @@ def _stats_columns(model: StatsModel) -> list[Any]:
     return [model.__table__.c[name] for name in STATS_COLUMNS]
 
 
-def _chunks(values: Sequence[str], size: int = 5000) -> list[Sequence[str]]:
-    return [values[i : i + size] for i in range(0, len(values), size)] or [values]
-
-
 @functools.cache
 def _table_stats_query() -> Select[Any]:
     """Built once: constructing a SELECT costs more than running it for a 20-column read."""
@@ -203,30 +199,40 @@ def table_stats_by_name(
 
 
 @functools.cache
-def _partition_stats_query(with_row_counts: bool) -> Select[Any]:
-    c = m.PartitionColumnStats
+def _partition_stats_query(dialect: str, with_row_counts: bool) -> Select[Any]:
+    """The statement of `partition_stats_by_name` for DIALECT. The lists of partition and
+    column names are one parameter each (metastore.store.lists), so that its text is the
+    same whatever their lengths, and PostgreSQL plans it once per connection (psycopg
+    prepares a statement run five times). A list of one parameter per name made a new text
+    for every number of names, planned on every call: planning the joins took about as long
+    as running them (0.41 ms and 0.65 ms for a day's 25 partitions x 10 columns)."""
+    c = m.PartitionColumnStats.__table__.c
+    p, t, d = m.Partition.__table__.c, m.Table.__table__.c, m.Database.__table__.c
     query = (
-        select(m.Partition.PART_NAME, *_stats_columns(c))
-        .select_from(c)
-        .join(m.Partition, m.Partition.PART_ID == c.PART_ID)
-        .join(m.Table, m.Table.TBL_ID == m.Partition.TBL_ID)
-        .join(m.Database, m.Database.DB_ID == m.Table.DB_ID)
+        select(p.PART_NAME, *[c[name] for name in STATS_COLUMNS])
+        .select_from(m.PartitionColumnStats.__table__)
+        .join(m.Partition.__table__, p.PART_ID == c.PART_ID)
+        .join(m.Table.__table__, t.TBL_ID == p.TBL_ID)
+        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
         .where(
-            m.Database.CTLG_NAME == bindparam("catalog"),
-            m.Database.NAME == bindparam("db"),
-            m.Table.TBL_NAME == bindparam("table"),
-            m.Partition.PART_NAME.in_(bindparam("parts", expanding=True)),
+            d.CTLG_NAME == bindparam("catalog"),
+            d.NAME == bindparam("db"),
+            t.TBL_NAME == bindparam("table"),
+            lists.any_of(dialect, "parts", text=True)(p.PART_NAME),
             c.ENGINE == bindparam("engine"),
-            c.COLUMN_NAME.in_(bindparam("columns", expanding=True)),
+            lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME),
         )
-        .order_by(m.Partition.PART_NAME, c.COLUMN_NAME)
+        .order_by(p.PART_NAME, c.COLUMN_NAME)
     )
-    if with_row_counts:
-        p = m.PartitionParam
-        query = query.add_columns(p.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
-            p, (p.PART_ID == m.Partition.PART_ID) & (p.PARAM_KEY == "numRows")
-        )
-    return query
+    if not with_row_counts:
+        return query
+    params = m.PartitionParam.__table__.c
+    row_count = (
+        select(params.PARAM_VALUE)
+        .where(params.PART_ID == p.PART_ID, params.PARAM_KEY == "numRows")
+        .scalar_subquery()
+    )
+    return query.add_columns(row_count.label("NUM_ROWS"))
 
 
 def partition_stats_by_name(
@@ -239,18 +245,25 @@ def partition_stats_by_name(
     engine: str,
     *,
     with_row_counts: bool = False,
-) -> list[Any]:
-    """Statistics rows of some columns of some partitions, found by names, in one query per
-    5,000 partition names. Each row also has PART_NAME, and NUM_ROWS (the partition's
-    numRows parameter, text or None) when WITH_ROW_COUNTS."""
+) -> list[tuple[Any, ...]]:
+    """Statistics rows of some columns of some partitions, found by names, in one statement
+    on the driver, ordered by partition and column name: PART_NAME, the statistics columns
+    (STATS_COLUMNS), and NUM_ROWS (the partition's numRows parameter, text or None) when
+    WITH_ROW_COUNTS."""
     if not columns or not part_names:
         return []
-    query = _partition_stats_query(with_row_counts)
-    params = {"catalog": catalog, "db": db, "table": table, "engine": engine, "columns": columns}
-    rows: list[Any] = []
-    for chunk in _chunks(part_names):
-        rows.extend(s.connection().execute(query, {**params, "parts": chunk}).all())
-    return rows
+    dialect = s.get_bind().dialect.name
+    params = {
+        "catalog": catalog,
+        "db": db,
+        "table": table,
+        "engine": engine,
+        "parts": lists.values(dialect, part_names),
+        "columns": lists.values(dialect, columns),
+    }
+    rows = driver_rows(s, _partition_stats_query(dialect, with_row_counts), params)
+    end = 1 + len(STATS_COLUMNS)
+    return [(row[0], *_with_bytes(row[1:end]), *row[end:]) for row in rows]
 
 
 def stats_rows(

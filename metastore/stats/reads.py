@@ -23,7 +23,7 @@ from metastore import names
 from metastore.errors import InvalidInput, InvalidObject, NotFound
 from metastore.stats import aggregate, queries
 from metastore.stats.queries import StatsLevel
-from metastore.stats.rows import StatsRow
+from metastore.stats.rows import STATS_COLUMNS, StatsRow
 from metastore.store import lookup
 from metastore.store.storage import column_types
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -119,7 +119,7 @@ def table_statistics(s: Session, target: StatsTarget) -> Sequence[Row[Any]]:
     return rows
 
 
-def partition_statistics(s: Session, target: StatsTarget) -> list[Any]:
+def partition_statistics(s: Session, target: StatsTarget) -> list[tuple[Any, ...]]:
     """The rows of the target's columns of its partitions, in one query: PART_NAME, then
     the statistics columns."""
     rows = queries.partition_stats_by_name(
@@ -157,7 +157,7 @@ def aggregate_statistics(
     if not rows:
         lookup.table(s, target.db, target.table, target.catalog)
         return [], 0
-    keys = list(rows[0]._fields)
+    keys = ["PART_NAME", *STATS_COLUMNS, "NUM_ROWS"]
     name_at = keys.index("COLUMN_NAME")
     by_column: dict[str, list[Any]] = {}
     for row in rows:

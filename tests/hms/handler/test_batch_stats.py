@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer
+from driver_trace import DriverStatements
 from metadata_builders import WAREHOUSE
 from stats_builders import PART, column_stats, dec, make_table, obj, row_count, stats_data
 
@@ -105,27 +106,6 @@ def wide(server: RunningServer) -> Iterator[tuple[str, list[str]]]:
     yield db, parts
 
 
-class SelectCounter:
-    """Counts the SELECT statements a server's engine runs through SQLAlchemy: those of the
-    calls themselves. The versions read of the cache of answers goes to the driver directly
-    (one statement: tests/store/test_versions.py) and is not counted here."""
-
-    def __init__(self, engine: sa.Engine) -> None:
-        self.engine = engine
-        self.count = 0
-
-    def _on(self, conn: Any, cursor: Any, statement: str, *args: Any) -> None:
-        if statement.lstrip().upper().startswith("SELECT"):
-            self.count += 1
-
-    def __enter__(self) -> SelectCounter:
-        sa.event.listen(self.engine, "before_cursor_execute", self._on)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sa.event.remove(self.engine, "before_cursor_execute", self._on)
-
-
 # ------------------------------------------------------------------------------------------
 # Reads
 
@@ -136,14 +116,14 @@ def test_bulk_write_and_reads_of_1000_partitions_by_20_columns(
     db, parts = wide
     columns = [f"c{c}" for c in range(N_COLS)]
     request = t.PartitionsStatsRequest(dbName=db, tblName="w", colNames=columns, partNames=parts)
-    # The first read: one query (after the table's version, for the cache of answers).
-    with SelectCounter(server.engine) as selects:
+    # The first read: the table's version (for the cache of answers), then one query.
+    with DriverStatements(server.engine) as statements:
         result = client.get_partitions_statistics_req(request)
-    assert selects.count == 1
-    # Again: the answer from the cache (after the version only).
-    with SelectCounter(server.engine) as selects:
+        assert statements.selects() == 2
+    # Again: the answer from the cache, after the version only.
+    with DriverStatements(server.engine) as statements:
         assert client.get_partitions_statistics_req(request) == result
-    assert selects.count == 0
+        assert statements.selects() == 1
     assert len(result.partStats) == N_PARTS
     for i, part in enumerate(parts):
         objs = result.partStats[part]
@@ -151,12 +131,12 @@ def test_bulk_write_and_reads_of_1000_partitions_by_20_columns(
         c5 = next(o for o in objs if o.colName == "c5").statsData.longStats
         assert (c5.lowValue, c5.highValue, c5.numNulls, c5.numDVs) == (-i - 5, i + 5, i, 6)
 
-    with SelectCounter(server.engine) as selects:
+    with DriverStatements(server.engine) as statements:
         aggr = client.get_aggr_stats_for(request)
-    assert selects.count == 1
-    with SelectCounter(server.engine) as selects:
+        assert statements.selects() == 2
+    with DriverStatements(server.engine) as statements:
         assert client.get_aggr_stats_for(request) == aggr
-    assert selects.count == 0
+        assert statements.selects() == 1
     assert aggr.partsFound == N_PARTS
     by_name = {o.colName: o.statsData.longStats for o in aggr.colStats}
     assert set(by_name) == set(columns)

@@ -295,11 +295,18 @@ JVM_JARS = ("hive-metastore-2.3.10.jar", "libthrift-*.jar", "libfb303-*.jar", "s
 def compile_jvm_planner(classes: Path) -> str | None:
     """Compile bench/java/PlannerRounds.java against Hive 2.3.10's client jars from pyspark
     into CLASSES; the classpath to run it with, or None (with a line saying why) when there
-    is no javac."""
-    if shutil.which("javac") is None:
-        progress("the JVM planner round is left out: javac not found (install a JDK 17)")
+    is no JDK."""
+    missing = [tool for tool in ("javac", "java") if shutil.which(tool) is None]
+    if missing:
+        tools = " and ".join(missing)
+        progress(f"the JVM planner round is left out: {tools} not found (install a JDK 17)")
         return None
-    jars = [next(pyspark_jars().glob(pattern)) for pattern in JVM_JARS]
+    jars = []
+    for pattern in JVM_JARS:
+        found = sorted(pyspark_jars().glob(pattern))
+        if not found:
+            raise RuntimeError(f"no {pattern} in {pyspark_jars()}: is pyspark installed whole?")
+        jars.append(found[-1])
     classpath = os.pathsep.join(str(jar) for jar in jars)
     source = Path(__file__).resolve().parent / "java" / "PlannerRounds.java"
     subprocess.run(
@@ -317,10 +324,13 @@ def jvm_throughput(classpath: str, ports: Sequence[int], args: argparse.Namespac
         *(str(args.days), str(args.hours), str(args.cols), FIRST_DAY.isoformat()),
         *(str(port) for port in ports),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    # Its calls time out after a minute each: this bounds a run that hangs all the same.
+    done = subprocess.run(
+        command, capture_output=True, text=True, check=False, timeout=args.seconds + 600
+    )
     line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
     if done.returncode != 0 or not line.startswith("ROUNDS "):
-        raise RuntimeError(f"PlannerRounds failed ({done.returncode}): {line}{done.stderr}")
+        raise RuntimeError(f"PlannerRounds failed ({done.returncode}): {line}\n{done.stderr}")
     _, rounds, _, seconds = line.split()
     return int(rounds) / float(seconds)
 

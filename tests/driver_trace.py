@@ -75,12 +75,12 @@ def _recording_cursor(statements: list[str]) -> Any:
     import psycopg2.extensions
 
     class RecordingCursor(psycopg2.extensions.cursor):  # type: ignore[misc]
-        def execute(self, query: Any, vars: Any = None) -> Any:
+        def execute(self, query: Any, params: Any = None) -> Any:
             statements.append(query if isinstance(query, str) else query.decode())
-            return super().execute(query, vars)
+            return super().execute(query, params)
 
-        def executemany(self, query: Any, vars_list: Any) -> Any:
+        def executemany(self, query: Any, params_list: Any) -> Any:
             statements.append(query if isinstance(query, str) else query.decode())
-            return super().executemany(query, vars_list)
+            return super().executemany(query, params_list)
 
     return RecordingCursor

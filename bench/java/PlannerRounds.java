@@ -1,6 +1,6 @@
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.apache.hadoop.hive.metastore.api.PartitionsStatsRequest;
@@ -16,10 +16,14 @@ import org.apache.thrift.transport.TSocket;
  *
  * <p>Usage: {@code PlannerRounds SECONDS DATABASE TABLE DAYS HOURS COLUMNS FIRST_DAY PORT...}:
  * thread i talks to PORT[i % number of ports]. Each thread first makes one untimed round per
- * day; then all make rounds for SECONDS, the round of rep n on day n % DAYS. Prints one line,
- * {@code ROUNDS <rounds> SECONDS <elapsed>}, and exits with 1 when a call fails.
+ * day; once all have, they make rounds for SECONDS, the n-th on day n % DAYS. Prints one line,
+ * {@code ROUNDS <rounds> SECONDS <elapsed>}; when a call fails (or a server does not answer
+ * within a minute), {@code FAIL <error>} and exits with 1.
  */
 public final class PlannerRounds {
+  private static final int PLANNERS = 4;
+  private static final int TIMEOUT_MS = 60_000;
+
   private PlannerRounds() {}
 
   public static void main(String[] args) throws Exception {
@@ -38,45 +42,63 @@ public final class PlannerRounds {
     for (int c = 0; c < columns; c++) {
       columnNames.add("c" + c);
     }
-    int planners = 4;
-    CyclicBarrier start = new CyclicBarrier(planners + 1);
+    // Every thread counts down READY once, warmed up or failed; GO starts the timed rounds.
+    CountDownLatch ready = new CountDownLatch(PLANNERS);
+    CountDownLatch go = new CountDownLatch(1);
     AtomicBoolean stop = new AtomicBoolean();
-    long[] rounds = new long[planners];
-    Throwable[] failures = new Throwable[planners];
-    Thread[] threads = new Thread[planners];
-    for (int i = 0; i < planners; i++) {
+    long[] rounds = new long[PLANNERS];
+    Throwable[] failures = new Throwable[PLANNERS];
+    Thread[] threads = new Thread[PLANNERS];
+    for (int i = 0; i < PLANNERS; i++) {
       int index = i;
       threads[i] =
           new Thread(
               () -> {
+                TSocket socket = null;
+                ThriftHiveMetastore.Client client = null;
                 try {
-                  TSocket socket = new TSocket("127.0.0.1", ports.get(index % ports.size()));
+                  socket = new TSocket("127.0.0.1", ports.get(index % ports.size()), TIMEOUT_MS);
+                  client = new ThriftHiveMetastore.Client(new TBinaryProtocol(socket));
                   socket.open();
-                  ThriftHiveMetastore.Client client =
-                      new ThriftHiveMetastore.Client(new TBinaryProtocol(socket));
                   for (int d = 0; d < days; d++) {
-                    round(client, db, table, firstDay.plusDays(d).toString(), hours, columnNames);
-                  }
-                  start.await();
-                  long n = 0;
-                  while (!stop.get()) {
-                    String day = firstDay.plusDays(n % days).toString();
+                    String day = firstDay.plusDays(d).toString();
                     round(client, db, table, day, hours, columnNames);
-                    n++;
                   }
-                  rounds[index] = n;
-                  socket.close();
                 } catch (Throwable e) {
                   failures[index] = e;
                   stop.set(true);
-                  start.reset();
+                } finally {
+                  ready.countDown();
+                }
+                if (failures[index] == null) {
+                  try {
+                    go.await();
+                    long n = 0;
+                    while (!stop.get()) {
+                      String day = firstDay.plusDays(n % days).toString();
+                      round(client, db, table, day, hours, columnNames);
+                      n++;
+                    }
+                    rounds[index] = n;
+                  } catch (Throwable e) {
+                    failures[index] = e;
+                    stop.set(true);
+                  }
+                }
+                if (socket != null) {
+                  socket.close();
                 }
               });
+      threads[i].setDaemon(true);
       threads[i].start();
     }
-    start.await();
+    ready.await();
     long began = System.nanoTime();
-    Thread.sleep((long) (seconds * 1000));
+    go.countDown();
+    long end = began + (long) (seconds * 1e9);
+    while (!stop.get() && System.nanoTime() < end) {
+      Thread.sleep(10);
+    }
     stop.set(true);
     for (Thread thread : threads) {
       thread.join();

@@ -3,8 +3,9 @@ or of many partitions (one SQL query each), and the merge of many partitions' st
 into one row per column (get_aggr_stats_for).
 
 Unknown columns and partitions are absent from the answers, as in HMS; an unknown table is
-NotFound. The rows are result rows of metastore.stats.queries (STATS_COLUMNS in order, see
-metastore.stats.rows), which a door encodes.
+NotFound. The rows are those of metastore.stats.queries, with the statistics columns in the
+order of STATS_COLUMNS (metastore.stats.rows; a partition's are tuples that begin with
+PART_NAME), which a door encodes.
 """
 
 from __future__ import annotations

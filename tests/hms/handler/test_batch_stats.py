@@ -176,6 +176,23 @@ def test_reads_leave_out_unknown_columns_and_partitions(
     ) == t.AggrStats([], 0)
 
 
+def test_reads_of_more_names_than_a_statement_has_parameters(
+    client: Any, wide: tuple[str, list[str]]
+) -> None:
+    """The names are one parameter whatever their number (SQLite takes at most 32,766):
+    12,000 names, most of them of no partition and some with characters an array's text
+    or JSON escapes, find the table's 1,000 partitions."""
+    db, parts = wide
+    odd = ['p="1"', "p=\\2", "p={3,4}", "p=é,ß", "p=a'b"]
+    names = parts + [f"p={n}" for n in range(N_PARTS, 12_000 - len(odd))] + odd
+    request = t.PartitionsStatsRequest(dbName=db, tblName="w", colNames=["c2"], partNames=names)
+    result = client.get_partitions_statistics_req(request)
+    assert sorted(result.partStats) == sorted(parts)
+    aggr = client.get_aggr_stats_for(request)
+    assert aggr.partsFound == N_PARTS
+    assert aggr.colStats[0].statsData.longStats.highValue == N_PARTS - 1 + 2
+
+
 def test_unknown_table_gives_no_such_object(client: Any, wide: tuple[str, list[str]]) -> None:
     db, parts = wide
     for call, request in [

@@ -211,7 +211,7 @@ def _partition_stats_query(dialect: str, with_row_counts: bool) -> Select[Any]:
     c = m.PartitionColumnStats.__table__.c
     p, t, d = m.Partition.__table__.c, m.Table.__table__.c, m.Database.__table__.c
     query = (
-        select(p.PART_NAME, *[c[name] for name in STATS_COLUMNS])
+        select(p.PART_NAME, *_stats_columns(m.PartitionColumnStats))
         .select_from(m.PartitionColumnStats.__table__)
         .join(m.Partition.__table__, p.PART_ID == c.PART_ID)
         .join(m.Table.__table__, t.TBL_ID == p.TBL_ID)
@@ -238,6 +238,11 @@ def _partition_stats_query(dialect: str, with_row_counts: bool) -> Select[Any]:
     )
 
 
+PARTITION_STATS_FIELDS = ("PART_NAME", *STATS_COLUMNS, "NUM_ROWS")
+"""The fields of a row of `partition_stats_by_name`, in order (NUM_ROWS only with row
+counts)."""
+
+
 def partition_stats_by_name(
     s: Session,
     catalog: str,
@@ -250,9 +255,8 @@ def partition_stats_by_name(
     with_row_counts: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Statistics rows of some columns of some partitions, found by names, in one statement
-    on the driver, ordered by partition and column name: PART_NAME, the statistics columns
-    (STATS_COLUMNS), and NUM_ROWS (the partition's numRows parameter, text or None) when
-    WITH_ROW_COUNTS."""
+    on the driver, ordered by partition and column name: PARTITION_STATS_FIELDS, NUM_ROWS
+    (the partition's numRows parameter, text or None) only when WITH_ROW_COUNTS."""
     if not columns or not part_names:
         return []
     dialect = s.get_bind().dialect.name
@@ -265,8 +269,7 @@ def partition_stats_by_name(
         "columns": lists.values(dialect, columns),
     }
     rows = driver_rows(s, _partition_stats_query(dialect, with_row_counts), params)
-    end = 1 + len(STATS_COLUMNS)
-    return [(row[0], *_with_bytes(row[1:end]), *row[end:]) for row in rows]
+    return [_with_bytes(row, start=1) for row in rows]
 
 
 def stats_rows(
@@ -288,15 +291,17 @@ def stats_rows(
     return [(r[0], as_stats_row(_with_bytes(r[1:]))) for r in driver_rows(s, query, params)]
 
 
-def _with_bytes(row: Sequence[Any]) -> Sequence[Any]:
-    """ROW (STATS_COLUMNS) with its sketches as bytes: psycopg2 gives bytea as memoryview."""
-    if not isinstance(row[BIT_VECTOR], memoryview) and not isinstance(row[HISTOGRAM], memoryview):
+def _with_bytes(row: tuple[Any, ...], start: int = 0) -> tuple[Any, ...]:
+    """ROW, whose STATS_COLUMNS begin at START, with its sketches as bytes: psycopg2 gives
+    bytea as memoryview. ROW itself when it has none (SQLite, psycopg 3)."""
+    sketches = (start + BIT_VECTOR, start + HISTOGRAM)
+    if not any(isinstance(row[at], memoryview) for at in sketches):
         return row
     out = list(row)
-    for at in (BIT_VECTOR, HISTOGRAM):
+    for at in sketches:
         if isinstance(out[at], memoryview):
             out[at] = bytes(out[at])
-    return out
+    return tuple(out)
 
 
 @functools.cache

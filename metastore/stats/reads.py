@@ -24,7 +24,7 @@ from metastore import names
 from metastore.errors import InvalidInput, InvalidObject, NotFound
 from metastore.stats import aggregate, queries
 from metastore.stats.queries import StatsLevel
-from metastore.stats.rows import STATS_COLUMNS, StatsRow
+from metastore.stats.rows import StatsRow
 from metastore.store import lookup
 from metastore.store.storage import column_types
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -158,7 +158,7 @@ def aggregate_statistics(
     if not rows:
         lookup.table(s, target.db, target.table, target.catalog)
         return [], 0
-    keys = ["PART_NAME", *STATS_COLUMNS, "NUM_ROWS"]
+    keys = queries.PARTITION_STATS_FIELDS
     name_at = keys.index("COLUMN_NAME")
     by_column: dict[str, list[Any]] = {}
     for row in rows:

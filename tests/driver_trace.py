@@ -12,6 +12,8 @@ from typing import Any
 import sqlalchemy as sa
 from psycopg import pq
 
+from metastore.store.driver import bound, on_driver
+
 
 class DriverStatements:
     """Records the statements sent on ENGINE's connections while in use as a context
@@ -68,6 +70,19 @@ class DriverStatements:
         if self.engine.dialect.name == "sqlite" or self.engine.dialect.driver == "psycopg2":
             return sum(1 for s in self._statements if not s.lstrip().upper().startswith(control))
         return sum(1 for line in self.sent() if not any(f'"{word}' in line for word in control))
+
+
+def large_table_plan(engine: sa.Engine, statement: Any, params: dict[str, Any]) -> str:
+    """The plan of STATEMENT (one of metastore.store.driver's) with PARAMS on ENGINE's
+    database, one line per row of the EXPLAIN: SQLite's query plan, or PostgreSQL's planned
+    as for large tables (sequential scans off)."""
+    sql, values = bound(statement, engine.dialect, params)
+    with engine.connect() as conn:
+        if engine.dialect.name == "postgresql":
+            on_driver(conn, "SET LOCAL enable_seqscan = off", (), fetch=False)
+        explain = "EXPLAIN QUERY PLAN " if engine.dialect.name == "sqlite" else "EXPLAIN "
+        rows = on_driver(conn, explain + sql, values)
+    return "\n".join(" ".join(str(v) for v in row) for row in rows)
 
 
 def _recording_cursor(statements: list[str]) -> Any:

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 from conftest import RunningServer, connect
-from driver_trace import DriverStatements
+from driver_trace import DriverStatements, large_table_plan
 from metadata_builders import (
     Client,
     add_stats,
@@ -22,7 +22,6 @@ from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
 from metastore.stats import queries
 from metastore.store import lists
-from metastore.store.driver import bound, on_driver
 
 
 @pytest.fixture(scope="module")
@@ -95,14 +94,7 @@ def test_partition_statistics_are_found_by_the_partitions_names_index(
         "parts": lists.values(dialect, ["ds=1", "ds=2"]),
         "columns": lists.values(dialect, ["id"]),
     }
-    sql, values = bound(queries._partition_stats_query(dialect, True), engine.dialect, params)
-    with engine.connect() as conn:
-        if dialect == "postgresql":  # planned as a large table would be
-            on_driver(conn, "SET LOCAL enable_seqscan = off", (), fetch=False)
-        explain = "EXPLAIN QUERY PLAN " if dialect == "sqlite" else "EXPLAIN "
-        plan = "\n".join(
-            " ".join(str(v) for v in row) for row in on_driver(conn, explain + sql, values)
-        )
+    plan = large_table_plan(engine, queries._partition_stats_query(dialect, True), params)
     if dialect == "sqlite":
         assert "SEARCH PARTITIONS USING" in plan and "PART_NAME=?" in plan, plan
         assert "SEARCH PART_COL_STATS USING" in plan and "PART_ID=?" in plan, plan

@@ -8,16 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-import sqlalchemy as sa
 from conftest import RunningServer, connect
-from driver_trace import DriverStatements
+from driver_trace import DriverStatements, large_table_plan
 from metadata_builders import Client, column_stats, long_stats, make_partitioned, string_stats
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
 from metastore.stats import owners
 from metastore.store import lists
-from metastore.store.driver import bound, on_driver
 
 PARTS = [str(day) for day in range(1, 9)]
 
@@ -76,18 +74,6 @@ def test_a_partition_statistics_write_is_a_fixed_number_of_statements(
     }
 
 
-def _plan(engine: sa.Engine, tbl_id: int) -> str:
-    dialect = engine.dialect.name
-    params = {"tbl_id": tbl_id, "names": lists.values(dialect, ["ds=1", "ds=2"]), "key": "k"}
-    sql, values = bound(owners._partitions_query(dialect), engine.dialect, params)
-    with engine.connect() as conn:
-        if dialect == "postgresql":  # planned as a large table would be
-            on_driver(conn, "SET LOCAL enable_seqscan = off", (), fetch=False)
-        explain = "EXPLAIN QUERY PLAN " if dialect == "sqlite" else "EXPLAIN "
-        rows = on_driver(conn, explain + sql, values)
-    return "\n".join(" ".join(str(v) for v in row) for row in rows)
-
-
 def test_the_partitions_of_a_write_are_found_by_their_names_index(
     server: tuple[RunningServer, Client],
 ) -> None:
@@ -96,7 +82,9 @@ def test_the_partitions_of_a_write_are_found_by_their_names_index(
     # as partitions are added) make a scan of a few rows cheaper than the index.
     make_partitioned(client, "writes", "big", [str(n) for n in range(500)])
     tbl_id = client.get_table("writes", "big").id
-    plan = _plan(running.engine, tbl_id)
+    dialect = running.engine.dialect.name
+    params = {"tbl_id": tbl_id, "names": lists.values(dialect, ["ds=1", "ds=2"]), "key": "k"}
+    plan = large_table_plan(running.engine, owners._partitions_query(dialect), params)
     if running.engine.dialect.name == "sqlite":
         assert "SEARCH PARTITIONS USING" in plan and "PART_NAME=?" in plan, plan
     else:

@@ -170,11 +170,13 @@ def run(args: argparse.Namespace) -> int:
     interrupts.install()
     try:
         prepared = prepare(job_options)
-        spark = analyze.spark_session(
-            job_options.uri,
-            hive_catalog=job_options.spark_table is not None,
-            conf=job_options.spark_conf,
-            quiet=not args.traceback,
+        spark = interrupts.off_main_thread(
+            lambda: analyze.spark_session(
+                job_options.uri,
+                hive_catalog=job_options.spark_table is not None,
+                conf=job_options.spark_conf,
+                quiet=not args.traceback,
+            )
         )
         interrupts.watch_spark(spark.sparkContext)
         result = analyze.run(spark, job_options, prepared)

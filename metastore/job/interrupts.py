@@ -9,9 +9,10 @@
   deferred()), which is finished first, so that no partition is left half-written; the
   KeyboardInterrupt comes at the end of the unit.
 
-Spark's own SIGINT handler (which SparkContext installs when it starts) is replaced again
-by watch_spark(). Without install() (a program that calls the job itself), the signals keep
-their handlers and deferred() does nothing.
+Spark's own SIGINT handler, which SparkContext installs when it starts in the main thread,
+is kept out by starting Spark in a thread of its own (off_main_thread()), and replaced again
+by watch_spark() where Spark was started elsewhere. Without install() (a program that calls
+the job itself), the signals keep their handlers and deferred() does nothing.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from pyspark import SparkContext
@@ -33,6 +34,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("metastore.job")
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+T = TypeVar("T")
 
 
 class _State:
@@ -67,6 +70,33 @@ def uninstall() -> None:
 def received() -> int | None:
     """The signal that interrupted the run, if one did."""
     return _state.received
+
+
+def off_main_thread(work: Callable[[], T]) -> T:
+    """WORK's result, WORK run in a thread of its own while this one waits, where a signal
+    interrupts the wait (raising KeyboardInterrupt here) and not WORK: for starting Spark.
+
+    In the main thread, a signal while pyspark starts the JVM would unwind pyspark's launch,
+    which removes the folder the JVM is about to write its port to while the JVM runs on
+    (it then prints a stack trace on the terminal); and SparkContext would install its own
+    SIGINT handler until watch_spark() replaces it, so that a Ctrl-C meanwhile failed the
+    run with a Spark error instead of interrupting it. After an interrupted wait, the JVM is
+    stopped by stop_children() and WORK ends with an error nobody reads."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = work()
+        except BaseException as e:
+            outcome["error"] = e
+
+    thread = threading.Thread(target=run, name="colstats-spark-start", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    result: T = outcome["result"]
+    return result
 
 
 def watch_spark(context: SparkContext) -> None:

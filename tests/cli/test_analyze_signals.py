@@ -126,6 +126,26 @@ def test_ctrl_c_while_the_jvm_starts(server: RunningServer, large: Path) -> None
     _nothing_written(server, "sig1")
 
 
+@pytest.mark.parametrize("wait_s", [0.0, 0.5, 1.5, 2.5, 3.5])
+def test_ctrl_c_at_any_moment_while_spark_starts(
+    server: RunningServer, large: Path, wait_s: float
+) -> None:
+    """Whether the JVM is being launched, or is up and making the session (where Spark's
+    own SIGINT handler, installed from the main thread, used to take the signal and fail
+    the run with a Spark error), the run stops with the one line of an interrupt."""
+    name = f"sigstart{int(wait_s * 10)}"
+    run = Run(server, f"{name}.t", "--path", str(large))
+    run.wait_for("checked the table, its files and the options")
+    time.sleep(wait_s)
+    code, took, errors = run.interrupt(signal.SIGINT)
+    assert code == EXIT_INTERRUPTED, run.lines
+    assert took < STOPPED_WITHIN_S
+    assert errors == [
+        "metastore analyze: error: interrupted; nothing was written: the metastore is as it was"
+    ]
+    _nothing_written(server, name)
+
+
 def test_sigterm_during_the_scan(server: RunningServer, large: Path) -> None:
     run = Run(server, "sig2.t", "--path", str(large), "--skew")
     run.wait_for("stage 2/3: scanning the data")

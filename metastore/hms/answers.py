@@ -65,11 +65,13 @@ class Answers:
         db: m.Database | pr.StoredDatabase,
         tables: Sequence[m.Table | pr.StoredTable],
         storage: dict[int, Any] | None = None,
+        stats: dict[int, list[StatsRow]] | None = None,
     ) -> list[t.Table]:
         """The Table structs of TABLES (of database DB), in three statements (four with
-        statistics; two and three when their STORAGE rows are given, by SD_ID), with the
-        spark.sql.statistics.* parameters Spark's optimizer reads derived from their
-        Hive-format statistics (metastore.spark_stats)."""
+        statistics; one fewer for each of their STORAGE rows, by SD_ID, and their STATS
+        rows of the default engine, by TBL_ID, given), with the spark.sql.statistics.*
+        parameters Spark's optimizer reads derived from their Hive-format statistics
+        (metastore.spark_stats)."""
         ids = [table.TBL_ID for table in tables]
         if storage is None:
             storage = pr.storage_rows(s, [table.SD_ID for table in tables if table.SD_ID])
@@ -79,9 +81,10 @@ class Answers:
         described = [
             i for i in ids if accurate.accurate_columns(params.get(i, {}).get(accurate.KEY))
         ]
-        rows: dict[int, list[StatsRow]] = {}
+        given = stats or {}
+        rows = {i: given[i] for i in described if i in given}
         for owner, row in queries.stats_rows(
-            s, queries.TABLE_LEVEL, described, None, DEFAULT_ENGINE
+            s, queries.TABLE_LEVEL, [i for i in described if i not in given], None, DEFAULT_ENGINE
         ):
             rows.setdefault(owner, []).append(row)
         structs = []
@@ -112,11 +115,15 @@ class Answers:
         self, s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
     ) -> t.Table:
         """The Table struct of table TABLE_NAME of database DB_ARG (as lookup.table names
-        them): the table, its database and its storage descriptor in one statement, then
-        the rows below them and its statistics."""
-        db, table, storage = lookup.stored_table(s, db_arg, table_name, catalog)
-        rows = {table.SD_ID: storage} if storage is not None and table.SD_ID else {}
-        return self.tables(s, db, [table], rows)[0]
+        them): the table, its database, its storage descriptor and its statistics in one
+        statement, then the rows below them."""
+        found = lookup.stored_table(s, db_arg, table_name, catalog, stats_engine=DEFAULT_ENGINE)
+        table = found.table
+        rows = {table.SD_ID: found.storage} if found.storage is not None and table.SD_ID else {}
+        stats = None
+        if found.stats is not None:
+            stats = {table.TBL_ID: queries.table_stats_rows(found.stats)}
+        return self.tables(s, found.database, [table], rows, stats)[0]
 
     # -- partitions -----------------------------------------------------------------------
 

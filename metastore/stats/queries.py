@@ -291,6 +291,12 @@ def stats_rows(
     return [(r[0], as_stats_row(_with_bytes(r[1:]))) for r in driver_rows(s, query, params)]
 
 
+def table_stats_rows(rows: Sequence[Sequence[Any]]) -> list[StatsRow]:
+    """The StatsRows of ROWS read on the driver with STATS_COLUMNS in that order
+    (metastore.store.partition_rows.table_row reads them with the table)."""
+    return [as_stats_row(_with_bytes(tuple(row))) for row in rows]
+
+
 def _with_bytes(row: tuple[Any, ...], start: int = 0) -> tuple[Any, ...]:
     """ROW, whose STATS_COLUMNS begin at START, with its sketches as bytes: psycopg2 gives
     bytea as memoryview. ROW itself when it has none (SQLite, psycopg 3)."""

@@ -8,7 +8,8 @@ change moves the version of every table it names.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 from sqlalchemy.orm import Session
 
@@ -57,28 +58,48 @@ def table(
     raise missing(f"table {db.NAME}.{names.identifier(table_name)}")
 
 
+class FoundTable(NamedTuple):
+    """What `stored_table` found."""
+
+    database: m.Database | partition_rows.StoredDatabase
+    table: m.Table | partition_rows.StoredTable
+    storage: Any | None
+    """Its storage descriptor's row (shaped as a row of partition_rows); None without one."""
+    stats: list[Sequence[Any]] | None
+    """Its column statistics rows (partition_rows.TableRow.stats); None when not read."""
+
+
 def stored_table(
-    s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
-) -> tuple[
-    m.Database | partition_rows.StoredDatabase, m.Table | partition_rows.StoredTable, Any | None
-]:
+    s: Session,
+    db_arg: str | None,
+    table_name: str | None,
+    catalog: str | None = None,
+    *,
+    stats_engine: str | None = None,
+) -> FoundTable:
     """Table TABLE_NAME of database DB_ARG (named as for `table`, whose errors a missing one
-    gets) with its database and its storage descriptor's row (as partition_rows.table_row
-    gives it; None for a table without one), in one statement on the driver: for the changes
-    that need no ORM entity of the table, such as adding partitions."""
+    gets) with its database, its storage descriptor's row (as partition_rows.table_row gives
+    it) and, with a STATS_ENGINE, its column statistics of that engine, in one statement on
+    the driver: for the calls that need no ORM entity of the table, such as get_table and
+    adding partitions."""
     cat, db_name = names.split_catalog(db_arg)
     if catalog:
         cat = names.identifier(catalog)
     if db_name and table_name:
         found = partition_rows.table_row(
-            s, cat, names.identifier(db_name), names.identifier(table_name)
+            s,
+            cat,
+            names.identifier(db_name),
+            names.identifier(table_name),
+            stats_engine=stats_engine,
         )
         if found is not None:
-            versions.touch(s, found[1].TBL_ID)
-            return found
+            versions.touch(s, found.table.TBL_ID)
+            return FoundTable(*found)
     db, orm_table = table(s, db_arg, table_name, catalog)  # raises what is missing
     sd_id = orm_table.SD_ID
-    return db, orm_table, partition_rows.storage_rows(s, [sd_id]).get(sd_id) if sd_id else None
+    storage = partition_rows.storage_rows(s, [sd_id]).get(sd_id) if sd_id else None
+    return FoundTable(db, orm_table, storage, None)
 
 
 def partition_keys(s: Session, table: m.Table | partition_rows.StoredTable) -> list[str]:

@@ -16,9 +16,9 @@ rows of SQLAlchemy Core queries:
    `Below` holds them by owner id.
 
 A table's answer is read the same way: its descriptor and serde (`storage_rows`, shaped as a
-partition's row; `table_row` reads a table by name with its database and descriptor in one
-statement), then the same UNION ALL, which also holds the tables' parameters and partition
-keys.
+partition's row; `table_row` reads a table by name with its database and descriptor, and
+for get_table its column statistics, in one statement), then the same UNION ALL, which also
+holds the tables' parameters and partition keys.
 
 The statements that do not depend on the call's selection are built once and run on the
 driver (metastore.store.driver): their ids are one parameter each
@@ -38,6 +38,7 @@ from sqlalchemy import (
     Integer,
     Select,
     Text,
+    and_,
     bindparam,
     cast,
     literal_column,
@@ -48,6 +49,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter
 
+from metastore.stats.rows import STATS_COLUMNS
 from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.driver import driver_rows
@@ -60,6 +62,7 @@ _SDS = m.StorageDescriptor.__table__
 _SERDES = m.SerDe.__table__
 _TBLS = m.Table.__table__
 _DBS = m.Database.__table__
+_TAB_COL_STATS = m.TableColumnStats.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
@@ -228,17 +231,32 @@ class StoredDatabase(NamedTuple):
 
 
 _TABLE_FIELDS = len(StoredTable._fields)
+_DATABASE_FIELDS = len(StoredDatabase._fields)
+_STATS_COLUMN_NAME = STATS_COLUMNS.index("COLUMN_NAME")
+
+
+class TableRow(NamedTuple):
+    """What `table_row` reads of one table."""
+
+    database: StoredDatabase
+    table: StoredTable
+    storage: Any | None
+    """Its storage descriptor's row, shaped as a row of `partition_rows`; None without one."""
+    stats: list[Sequence[Any]] | None
+    """Its rows of TAB_COL_STATS of the engine asked for (STATS_COLUMNS in that order, as
+    the driver gives them); None when not asked."""
 
 
 @functools.cache
-def _table_query() -> Select[Any]:
+def _table_query(with_stats: bool) -> Select[Any]:
     no_int = cast(null(), Integer)
-    sd, serde, tbl, db = _SDS.c, _SERDES.c, _TBLS.c, _DBS.c
-    return (
+    sd, serde, tbl, db, stats = _SDS.c, _SERDES.c, _TBLS.c, _DBS.c, _TAB_COL_STATS.c
+    query = (
         select(
             *(no_int, no_int, no_int, *_storage_columns()),
             *(tbl[name] for name in StoredTable._fields),
             *(db[name] for name in StoredDatabase._fields),
+            *(stats[name] for name in STATS_COLUMNS if with_stats),
         )
         .select_from(_TBLS)
         .join(_DBS, db.DB_ID == tbl.DB_ID)
@@ -250,17 +268,31 @@ def _table_query() -> Select[Any]:
             tbl.TBL_NAME == bindparam("table_name"),
         )
     )
+    if with_stats:
+        query = query.outerjoin(
+            _TAB_COL_STATS,
+            and_(stats.TBL_ID == tbl.TBL_ID, stats.ENGINE == bindparam("engine")),
+        )
+    return query
 
 
 def table_row(
-    s: Session, catalog: str, db_name: str, table_name: str
-) -> tuple[StoredDatabase, StoredTable, Any] | None:
+    s: Session,
+    catalog: str,
+    db_name: str,
+    table_name: str,
+    *,
+    stats_engine: str | None = None,
+) -> TableRow | None:
     """Table TABLE_NAME of database DB_NAME (of CATALOG), names as stored, in one statement
-    on the driver: its database, its fields and its storage descriptor's row (shaped as a
-    row of `partition_rows`, None for a table without one); None when there is no such
-    table. For the read calls of one table, which need no ORM entity."""
+    on the driver: its database, its fields and its storage descriptor's row, and with a
+    STATS_ENGINE its column statistics of that engine (a row per column, the table's fields
+    repeated on each: a round trip fewer than reading them apart). None when there is no
+    such table. For the read calls of one table, which need no ORM entity."""
     params = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
-    rows = driver_rows(s, _table_query(), params)
+    if stats_engine is not None:
+        params["engine"] = stats_engine
+    rows = driver_rows(s, _table_query(stats_engine is not None), params)
     if not rows:
         return None
     row = rows[0]
@@ -268,8 +300,14 @@ def table_row(
     fields = list(row[start : start + _TABLE_FIELDS])
     fields[-1] = bool(fields[-1])  # IS_REWRITE_ENABLED: SQLite's 0 or 1
     table = StoredTable(*fields)
-    database = StoredDatabase(*row[start + _TABLE_FIELDS :])
-    return database, table, row if row[SD_ID] is not None else None
+    after = start + _TABLE_FIELDS
+    database = StoredDatabase(*row[after : after + _DATABASE_FIELDS])
+    stats = None
+    if stats_engine is not None:
+        after += _DATABASE_FIELDS
+        # A table without statistics has one row, whose statistics columns are all NULL.
+        stats = [r[after:] for r in rows if r[after + _STATS_COLUMN_NAME] is not None]
+    return TableRow(database, table, row if row[SD_ID] is not None else None, stats)
 
 
 class Below:

@@ -54,7 +54,7 @@ class PartitionCalls(ServiceBase):
         db_arg = db_arg or first.dbName
         table_name = table_name or first.tableName
         try:
-            db, table, table_row = lookup.stored_table(
+            db, table, table_row, _ = lookup.stored_table(
                 s, db_arg, table_name, catalog or first.catName
             )
         except NotFound as e:

@@ -175,3 +175,35 @@ def test_partitions_carry_sparks_size_and_row_count(client: Client, db_name: str
     got = client.get_partition(db_name, "p", ["1"]).parameters
     assert (got["numRows"], got["totalSize"]) == ("7", "900")
     assert spark_keys(got) == {"numRows": "7", "totalSize": "900"}
+
+
+def test_get_table_serves_the_default_engines_statistics_only(client: Client, db_name: str) -> None:
+    """get_table reads the table and its statistics in one statement: the statistics of
+    another engine, for the same columns, change neither its keys nor its fields."""
+    make_table(client, db_name)
+    write_job_statistics(client, db_name, rows=100, high=42)
+    before = client.get_table(db_name, "t")
+    other = t.LongColumnStatsData(lowValue=-5, highValue=7000, numNulls=0, numDVs=3)
+    desc = t.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName="t")
+    obj = t.ColumnStatisticsObj("id", "bigint", t.ColumnStatisticsData(longStats=other))
+    assert client.update_table_column_statistics(t.ColumnStatistics(desc, [obj], engine="impala"))
+    after = client.get_table(db_name, "t")
+    assert spark_keys(after.parameters) == spark_keys(before.parameters)
+    assert spark_keys(after.parameters)["colStats.id.max"] == "42"
+    assert [c.name for c in after.sd.cols] == ["id", "name", "day"]
+    # The call that reads tables apart from their statistics gives the same table.
+    [listed] = client.get_table_objects_by_name(db_name, ["t"])
+    assert listed == after
+
+
+def test_get_table_of_a_table_with_another_engines_statistics_only(
+    client: Client, db_name: str
+) -> None:
+    make_table(client, db_name)
+    other = t.LongColumnStatsData(lowValue=-5, highValue=7000, numNulls=0, numDVs=3)
+    desc = t.ColumnStatisticsDesc(isTblLevel=True, dbName=db_name, tableName="t")
+    obj = t.ColumnStatisticsObj("id", "bigint", t.ColumnStatisticsData(longStats=other))
+    assert client.update_table_column_statistics(t.ColumnStatistics(desc, [obj], engine="impala"))
+    found = client.get_table(db_name, "t")
+    assert found.tableName == "t"
+    assert not any(k.startswith("colStats.") for k in spark_keys(found.parameters))

@@ -82,6 +82,10 @@ def _by_name(s: Session) -> ColumnElement[str]:
     return text_in_byte_order(m.Partition.__table__.c.PART_NAME, s.get_bind().dialect.name)
 
 
+# The tables a partition read joins to find its table by name (see refresh_partition_statistics).
+_LOOKED_UP = ("TBLS", "DBS")
+
+
 def refresh_partition_statistics(s: Session) -> None:
     """ANALYZE the partition tables when they have no statistics or have doubled since their
     last ones, in the transaction that added partitions.
@@ -98,16 +102,29 @@ def refresh_partition_statistics(s: Session) -> None:
     each is bounded (SQLite's analysis_limit, metastore.store.transactions; PostgreSQL
     samples at most 30,000 rows). The highest PART_ID stands in for the number of rows
     (deleted partitions only make it refresh sooner); the rows counted when last analyzed
-    are sqlite_stat1's, or PostgreSQL's reltuples (-1 before the first ANALYZE)."""
+    are sqlite_stat1's, or PostgreSQL's reltuples (-1 before the first ANALYZE).
+
+    PostgreSQL's TBLS and DBS are analyzed too when they never were: autovacuum analyzes a
+    table after 50 changed rows, which a metastore of a few tables and databases may never
+    reach, and without their statistics PostgreSQL takes a table's lookup, joined to its
+    partitions, for several tables' worth of rows. Trino's listing of an hour's partitions
+    across 400 days (get_partition_names_ps of 400 of 10,000 partitions) then probed every
+    partition's key values: 12.4 ms instead of 2.0."""
     dialect = s.get_bind().dialect.name
     if dialect == "postgresql":
         found = s.execute(
             text(
                 'SELECT (SELECT max("PART_ID") FROM "PARTITIONS"), '
-                "(SELECT reltuples FROM pg_class WHERE oid = to_regclass('\"PARTITIONS\"'))"
+                + ", ".join(
+                    f"(SELECT reltuples FROM pg_class WHERE oid = to_regclass('\"{table}\"'))"
+                    for table in ("PARTITIONS", *_LOOKED_UP)
+                )
             )
         ).one()
         rows, counted = found[0] or 0, int(found[1] or 0)
+        for table, analyzed in zip(_LOOKED_UP, found[2:], strict=True):
+            if analyzed is not None and analyzed < 0:
+                s.execute(text(f'ANALYZE "{table}"'))
     elif dialect == "sqlite":
         rows = s.scalar(select(func.max(m.Partition.PART_ID))) or 0
         counted = _sqlite_analyzed_rows(s)

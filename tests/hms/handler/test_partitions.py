@@ -490,9 +490,10 @@ def test_the_database_gathers_statistics_of_partitions_as_they_are_added(
     client: Client, db_name: str, engine: sa.Engine
 ) -> None:
     """Without them the planner ignores the key value index (SQLite keeps none by itself;
-    PostgreSQL's autovacuum gathers them only up to a minute later). PostgreSQL's tables of
-    tables and databases get theirs too: autovacuum may never analyze a few rows, and
-    without statistics the planner takes a table's lookup for many tables' partitions."""
+    PostgreSQL's autovacuum gathers them only up to a minute later, or never where it is
+    off). On PostgreSQL the partitions' parameters and storage get theirs too, and so do the
+    tables of tables and databases: autovacuum may never analyze a few rows, and without
+    statistics the planner takes a table's lookup for many tables' partitions."""
     make_partitioned(client, db_name, values=["a", "b"])
     with engine.connect() as conn:
         if engine.dialect.name == "sqlite":
@@ -501,10 +502,10 @@ def test_the_database_gathers_statistics_of_partitions_as_they_are_added(
             analyzed = set(
                 conn.exec_driver_sql(
                     "SELECT relname FROM pg_class WHERE relname IN "
-                    "('PARTITIONS', 'PARTITION_KEY_VALS') AND reltuples > 0 "
-                    "OR relname IN ('TBLS', 'DBS') AND reltuples >= 0"
+                    "('PARTITIONS', 'PARTITION_KEY_VALS', 'PARTITION_PARAMS', 'SDS', 'SERDES') "
+                    "AND reltuples > 0 OR relname IN ('TBLS', 'DBS') AND reltuples >= 0"
                 ).scalars()
             )
-            assert {"TBLS", "DBS"} <= analyzed
+            assert {"TBLS", "DBS", "PARTITION_PARAMS", "SDS", "SERDES"} <= analyzed
     assert {"PARTITIONS", "PARTITION_KEY_VALS"} <= analyzed
     assert client.get_partition_names_ps(db_name, "t", ["b"], -1) == ["ds=b"]

@@ -67,6 +67,8 @@ class FoundTable(NamedTuple):
     """Its storage descriptor's row (shaped as a row of partition_rows); None without one."""
     stats: list[Sequence[Any]] | None
     """Its column statistics rows (partition_rows.TableRow.stats); None when not read."""
+    keys: list[tuple[str, str]] | None
+    """The (name, Hive type) of its partition keys, in order; None when not read."""
 
 
 def stored_table(
@@ -76,12 +78,13 @@ def stored_table(
     catalog: str | None = None,
     *,
     stats_engine: str | None = None,
+    with_keys: bool = False,
 ) -> FoundTable:
     """Table TABLE_NAME of database DB_ARG (named as for `table`, whose errors a missing one
     gets) with its database, its storage descriptor's row (as partition_rows.table_row gives
-    it) and, with a STATS_ENGINE, its column statistics of that engine, in one statement on
-    the driver: for the calls that need no ORM entity of the table, such as get_table and
-    adding partitions."""
+    it) and, with a STATS_ENGINE, its column statistics of that engine, or WITH_KEYS its
+    partition keys, in one statement on the driver: for the calls that need no ORM entity
+    of the table, such as get_table, partition reads and adding partitions."""
     cat, db_name = names.split_catalog(db_arg)
     if catalog:
         cat = names.identifier(catalog)
@@ -92,6 +95,7 @@ def stored_table(
             names.identifier(db_name),
             names.identifier(table_name),
             stats_engine=stats_engine,
+            with_keys=with_keys,
         )
         if found is not None:
             versions.touch(s, found.table.TBL_ID)
@@ -99,7 +103,8 @@ def stored_table(
     db, orm_table = table(s, db_arg, table_name, catalog)  # raises what is missing
     sd_id = orm_table.SD_ID
     storage = partition_rows.storage_rows(s, [sd_id]).get(sd_id) if sd_id else None
-    return FoundTable(db, orm_table, storage, None)
+    keys = partition_key_types(s, orm_table.TBL_ID) if with_keys else None
+    return FoundTable(db, orm_table, storage, None, keys)
 
 
 def partition_keys(s: Session, table: m.Table | partition_rows.StoredTable) -> list[str]:

@@ -63,6 +63,7 @@ _SERDES = m.SerDe.__table__
 _TBLS = m.Table.__table__
 _DBS = m.Database.__table__
 _TAB_COL_STATS = m.TableColumnStats.__table__
+_PARTITION_KEYS = m.PartitionKey.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
@@ -245,18 +246,30 @@ class TableRow(NamedTuple):
     stats: list[Sequence[Any]] | None
     """Its rows of TAB_COL_STATS of the engine asked for (STATS_COLUMNS in that order, as
     the driver gives them); None when not asked."""
+    keys: list[tuple[str, str]] | None
+    """The (name, Hive type) of its partition keys, in order; None when not asked."""
+
+
+# What `table_row` reads with a table: nothing more, its statistics, or its partition keys.
+_ALONE, _WITH_STATS, _WITH_KEYS = "alone", "stats", "keys"
 
 
 @functools.cache
-def _table_query(with_stats: bool) -> Select[Any]:
+def _table_query(joined: str) -> Select[Any]:
     no_int = cast(null(), Integer)
-    sd, serde, tbl, db, stats = _SDS.c, _SERDES.c, _TBLS.c, _DBS.c, _TAB_COL_STATS.c
+    sd, serde, tbl, db = _SDS.c, _SERDES.c, _TBLS.c, _DBS.c
+    stats, keys = _TAB_COL_STATS.c, _PARTITION_KEYS.c
+    extra: list[Any] = []
+    if joined == _WITH_STATS:
+        extra = [stats[name] for name in STATS_COLUMNS]
+    elif joined == _WITH_KEYS:
+        extra = [keys.PKEY_NAME, keys.PKEY_TYPE]
     query = (
         select(
             *(no_int, no_int, no_int, *_storage_columns()),
             *(tbl[name] for name in StoredTable._fields),
             *(db[name] for name in StoredDatabase._fields),
-            *(stats[name] for name in STATS_COLUMNS if with_stats),
+            *extra,
         )
         .select_from(_TBLS)
         .join(_DBS, db.DB_ID == tbl.DB_ID)
@@ -268,10 +281,14 @@ def _table_query(with_stats: bool) -> Select[Any]:
             tbl.TBL_NAME == bindparam("table_name"),
         )
     )
-    if with_stats:
+    if joined == _WITH_STATS:
         query = query.outerjoin(
             _TAB_COL_STATS,
             and_(stats.TBL_ID == tbl.TBL_ID, stats.ENGINE == bindparam("engine")),
+        )
+    elif joined == _WITH_KEYS:
+        query = query.outerjoin(_PARTITION_KEYS, keys.TBL_ID == tbl.TBL_ID).order_by(
+            keys.INTEGER_IDX
         )
     return query
 
@@ -283,16 +300,23 @@ def table_row(
     table_name: str,
     *,
     stats_engine: str | None = None,
+    with_keys: bool = False,
 ) -> TableRow | None:
     """Table TABLE_NAME of database DB_NAME (of CATALOG), names as stored, in one statement
     on the driver: its database, its fields and its storage descriptor's row, and with a
-    STATS_ENGINE its column statistics of that engine (a row per column, the table's fields
-    repeated on each: a round trip fewer than reading them apart). None when there is no
-    such table. For the read calls of one table, which need no ORM entity."""
+    STATS_ENGINE its column statistics of that engine, or WITH_KEYS its partition keys (a
+    row per column or key, the table's fields repeated on each: a round trip fewer than
+    reading them apart). None when there is no such table. For the read calls of one
+    table, which need no ORM entity."""
+    if stats_engine is not None and with_keys:
+        raise ValueError("table_row reads a table's statistics or its keys, not both")
     params = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
+    joined = _ALONE
     if stats_engine is not None:
-        params["engine"] = stats_engine
-    rows = driver_rows(s, _table_query(stats_engine is not None), params)
+        params["engine"], joined = stats_engine, _WITH_STATS
+    elif with_keys:
+        joined = _WITH_KEYS
+    rows = driver_rows(s, _table_query(joined), params)
     if not rows:
         return None
     row = rows[0]
@@ -302,12 +326,14 @@ def table_row(
     table = StoredTable(*fields)
     after = start + _TABLE_FIELDS
     database = StoredDatabase(*row[after : after + _DATABASE_FIELDS])
-    stats = None
-    if stats_engine is not None:
-        after += _DATABASE_FIELDS
-        # A table without statistics has one row, whose statistics columns are all NULL.
+    after += _DATABASE_FIELDS
+    stats = keys = None
+    # A table without statistics (keys) has one row, whose joined columns are all NULL.
+    if joined == _WITH_STATS:
         stats = [r[after:] for r in rows if r[after + _STATS_COLUMN_NAME] is not None]
-    return TableRow(database, table, row if row[SD_ID] is not None else None, stats)
+    elif joined == _WITH_KEYS:
+        keys = [(r[after], r[after + 1]) for r in rows if r[after] is not None]
+    return TableRow(database, table, row if row[SD_ID] is not None else None, stats, keys)
 
 
 class Below:

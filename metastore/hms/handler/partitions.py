@@ -30,7 +30,6 @@ from metastore.store.partition_filter import Filter, PartitionFilterError, parse
 from metastore.store.partition_filter import queries as filter_queries
 from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
 from metastore.store.storage import insert_storages
-from metastore.store.tables import partition_key_types
 from metastore.store.transactions import on_commit
 
 
@@ -54,7 +53,7 @@ class PartitionCalls(ServiceBase):
         db_arg = db_arg or first.dbName
         table_name = table_name or first.tableName
         try:
-            db, table, table_row, _ = lookup.stored_table(
+            db, table, table_row, *_ = lookup.stored_table(
                 s, db_arg, table_name, catalog or first.catName
             )
         except NotFound as e:
@@ -385,11 +384,18 @@ class PartitionCalls(ServiceBase):
 
     def _filtered(
         self, s: Session, db_name: str, tbl_name: str, filter_text: str | None
-    ) -> tuple[m.Database, m.Table, list[tuple[str, str]], Filter]:
-        database, table = lookup.table(s, db_name, tbl_name)
-        keys = partition_key_types(s, table.TBL_ID)
+    ) -> tuple[
+        m.Database | partition_rows.StoredDatabase,
+        m.Table | partition_rows.StoredTable,
+        list[tuple[str, str]],
+        Filter,
+    ]:
+        """The table (found with its keys in one statement), its keys and the parsed
+        FILTER_TEXT."""
+        found = lookup.stored_table(s, db_name, tbl_name, with_keys=True)
+        assert found.keys is not None
         try:
-            return database, table, keys, parse_filter(filter_text or "")
+            return found.database, found.table, found.keys, parse_filter(filter_text or "")
         except PartitionFilterError as e:
             raise t.MetaException(str(e)) from None
 

@@ -76,14 +76,6 @@ def of_table(tbl_id: int) -> Select[tuple[int]]:
     return select(PARTITIONS.c.PART_ID).where(PARTITIONS.c.TBL_ID == tbl_id)
 
 
-def partition_names(
-    s: Session, selection: Select[tuple[int]], limit: int | None = None
-) -> list[str]:
-    """The names of the partitions SELECTION selects, in the order of `partition_structs`."""
-    names = _ordered(s, selection, limit).with_only_columns(PARTITIONS.c.PART_NAME)
-    return list(s.scalars(names))
-
-
 def names_by_values(
     s: Session,
     catalog: str,
@@ -93,10 +85,11 @@ def names_by_values(
     limit: int | None = None,
 ) -> list[str]:
     """The names of the partitions of table DB_NAME.TABLE_NAME (of CATALOG) whose key i has
-    VALUES[i] for every non-empty VALUES[i] (a partial specification), ordered and limited
-    as `partition_names`: one statement, the table's lookup included, built once per
-    pattern of empty and non-empty values. An unknown table gives no names, as a table
-    without such partitions does; more values than keys are not checked."""
+    VALUES[i] for every non-empty VALUES[i] (a partial specification), ordered by PART_NAME
+    in byte order (as HMS), at most LIMIT of them (None or negative: all): one statement on
+    the driver, the table's lookup included, built
+    once per pattern of empty and non-empty values. An unknown table gives no names, as a
+    table without such partitions does; more values than keys are not checked."""
     filled = tuple(index for index, value in enumerate(values) if value)
     limited = limit is not None and limit >= 0
     params: dict[str, Any] = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
@@ -104,7 +97,7 @@ def names_by_values(
     if limited:
         params["limit"] = limit
     statement = _names_by_values(s.get_bind().dialect.name, filled, limited)
-    return list(s.scalars(statement, params))
+    return [name for (name,) in driver_rows(s, statement, params)]
 
 
 @functools.lru_cache(maxsize=64)

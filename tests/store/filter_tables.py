@@ -11,15 +11,26 @@ from sqlalchemy.orm import Session
 
 from metastore.names import DEFAULT_PARTITION_VALUE, escape_path_name
 from metastore.store import models as m
-from metastore.store.partition_filter import parse_filter
+from metastore.store.partition_filter import parse_filter, text_in_byte_order
 from metastore.store.partition_filter.queries import (
     count_partitions_by_filter,
     partitions_by_filter,
 )
-from metastore.store.partition_rows import partition_names
 
 Keys = Sequence[tuple[str, str]]
 Values = Sequence[str | None]
+
+
+def partition_names(
+    s: Session, selection: sa.Select[tuple[int]], limit: int | None = None
+) -> list[str]:
+    """The names of the partitions SELECTION (a query of PART_IDs) selects, in byte order as
+    the server lists them, at most LIMIT (None or negative: all)."""
+    name = m.Partition.__table__.c.PART_NAME
+    ordered = selection.order_by(text_in_byte_order(name, s.get_bind().dialect.name))
+    if limit is not None and limit >= 0:
+        ordered = ordered.limit(limit)
+    return list(s.scalars(ordered.with_only_columns(name)))
 
 
 def partition_name(keys: Keys, values: Values) -> str:

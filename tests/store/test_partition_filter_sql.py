@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from conftest import PG_ADMIN_URL, _postgres_or_skip
-from filter_tables import insert_database, insert_table, partition_name, selected
+from filter_tables import insert_database, insert_table, partition_name, partition_names, selected
 from sqlalchemy.orm import Session
 
 from metastore.store import migrate
@@ -22,7 +22,6 @@ from metastore.store.partition_filter.queries import (
     count_partitions_by_filter,
     partitions_by_filter,
 )
-from metastore.store.partition_rows import partition_names
 
 DEF = "__HIVE_DEFAULT_PARTITION__"
 

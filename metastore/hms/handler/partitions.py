@@ -285,8 +285,19 @@ class PartitionCalls(ServiceBase):
     def get_partition_names(
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[str]:
-        _, table = lookup.table(s, db_name, tbl_name)
-        return partition_rows.partition_names(s, partition_rows.of_table(table.TBL_ID), max_parts)
+        """One statement when the table has partitions, its lookup included (a planner
+        lists them for every query); without names, the lookup tells an unknown table."""
+        catalog, db = naming.split_catalog(db_name)
+        found = (
+            partition_rows.names_by_values(
+                s, catalog, naming.identifier(db), naming.identifier(tbl_name), [], max_parts
+            )
+            if db and tbl_name
+            else []
+        )
+        if not found:
+            lookup.table(s, db_name, tbl_name)  # raises for an unknown table
+        return found
 
     # -- partial specifications -----------------------------------------------------------
 

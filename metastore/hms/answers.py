@@ -166,8 +166,8 @@ class Answers:
     def partition(
         self,
         s: Session,
-        db: m.Database,
-        table: m.Table,
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
         part_name: str | None,
         keys: list[str] | None = None,
     ) -> t.Partition:

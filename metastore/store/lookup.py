@@ -112,7 +112,10 @@ def partition_keys(s: Session, table: m.Table | partition_rows.StoredTable) -> l
 
 
 def partition_name(
-    s: Session, table: m.Table, part_name: str, keys: list[str] | None = None
+    s: Session,
+    table: m.Table | partition_rows.StoredTable,
+    part_name: str,
+    keys: list[str] | None = None,
 ) -> str:
     """PART_NAME as stored: parsed, checked against the table's KEYS (read when not given)
     and re-escaped. Raises names.InvalidNameError for a name that does not fit the keys."""
@@ -124,7 +127,10 @@ def partition_name(
 
 
 def existing_name(
-    s: Session, table: m.Table, part_name: str | None, keys: list[str] | None = None
+    s: Session,
+    table: m.Table | partition_rows.StoredTable,
+    part_name: str | None,
+    keys: list[str] | None = None,
 ) -> str:
     """The stored name of partition PART_NAME; NotFound when it is no partition name of
     TABLE."""

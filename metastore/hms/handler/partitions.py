@@ -237,8 +237,7 @@ class PartitionCalls(ServiceBase):
     def get_partition(
         self, s: Session, db_name: str, tbl_name: str, part_vals: list[str]
     ) -> t.Partition:
-        db, table = lookup.table(s, db_name, tbl_name)
-        keys = lookup.partition_keys(s, table)
+        db, table, keys = self._table_with_keys(s, db_name, tbl_name)
         if len(part_vals or []) != len(keys) or not keys:
             raise NotFound(
                 f"partition values {part_vals} do not match the keys of {db.NAME}.{tbl_name}"
@@ -250,24 +249,22 @@ class PartitionCalls(ServiceBase):
     def get_partition_by_name(
         self, s: Session, db_name: str, tbl_name: str, part_name: str
     ) -> t.Partition:
-        db, table = lookup.table(s, db_name, tbl_name)
-        return self.answers.partition(s, db, table, part_name)
+        found = lookup.stored_table(s, db_name, tbl_name)
+        return self.answers.partition(s, found.database, found.table, part_name)
 
     @call(write=False)
     def get_partitions(
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[t.Partition]:
-        db, table = lookup.table(s, db_name, tbl_name)
-        return self.answers.partitions(
-            s, db, table, partition_rows.of_table(table.TBL_ID), max_parts
-        )
+        found = lookup.stored_table(s, db_name, tbl_name)
+        selection = partition_rows.of_table(found.table.TBL_ID)
+        return self.answers.partitions(s, found.database, found.table, selection, max_parts)
 
     @call(write=False)
     def get_partitions_by_names(
         self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
     ) -> list[t.Partition]:
-        db, table = lookup.table(s, db_name, tbl_name)
-        keys = lookup.partition_keys(s, table) if names else []
+        db, table, keys = self._table_with_keys(s, db_name, tbl_name)
         stored = []
         for name in names or []:
             try:
@@ -303,11 +300,14 @@ class PartitionCalls(ServiceBase):
 
     def _by_partial_values(
         self, s: Session, db_name: str, tbl_name: str, part_vals: list[str] | None
-    ) -> tuple[m.Database, m.Table, Select[tuple[int]]]:
+    ) -> tuple[
+        m.Database | partition_rows.StoredDatabase,
+        m.Table | partition_rows.StoredTable,
+        Select[tuple[int]],
+    ]:
         """The database, the table and the selection of its partitions that PART_VALS
         (a partial specification) matches."""
-        database, table = lookup.table(s, db_name, tbl_name)
-        keys = lookup.partition_keys(s, table)
+        database, table, keys = self._table_with_keys(s, db_name, tbl_name)
         values = list(part_vals or [])
         if len(values) > len(keys):
             raise t.MetaException(
@@ -380,8 +380,7 @@ class PartitionCalls(ServiceBase):
         user_name: str | None,
         group_names: list[str] | None,
     ) -> t.Partition:
-        database, table = lookup.table(s, db_name, tbl_name)
-        keys = lookup.partition_keys(s, table)
+        database, table, keys = self._table_with_keys(s, db_name, tbl_name)
         if not keys or len(part_vals or []) != len(keys):
             raise NotFound(
                 f"partition values {part_vals} do not match the keys of "
@@ -390,6 +389,18 @@ class PartitionCalls(ServiceBase):
         assert part_vals is not None
         name = naming.make_partition_name(keys, part_vals)
         return self.answers.partition(s, database, table, name, keys)
+
+    @staticmethod
+    def _table_with_keys(
+        s: Session, db_name: str, tbl_name: str
+    ) -> tuple[
+        m.Database | partition_rows.StoredDatabase, m.Table | partition_rows.StoredTable, list[str]
+    ]:
+        """The table (found with its partition keys in one statement, for the read calls)
+        and the names of its keys."""
+        found = lookup.stored_table(s, db_name, tbl_name, with_keys=True)
+        assert found.keys is not None
+        return found.database, found.table, [name for name, _ in found.keys]
 
     # -- filters --------------------------------------------------------------------------
 

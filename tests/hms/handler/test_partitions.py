@@ -509,3 +509,22 @@ def test_the_database_gathers_statistics_of_partitions_as_they_are_added(
             assert {"TBLS", "DBS", "PARTITION_PARAMS", "SDS", "SERDES"} <= analyzed
     assert {"PARTITIONS", "PARTITION_KEY_VALS"} <= analyzed
     assert client.get_partition_names_ps(db_name, "t", ["b"], -1) == ["ds=b"]
+
+
+def test_partition_names_in_byte_order_limited_and_of_known_tables_only(
+    client: Client, db_name: str
+) -> None:
+    """get_partition_names is one statement when there are names; without, it still tells
+    an unknown table or database from a table without partitions."""
+    make_partitioned(client, db_name, values=["b", "B", "a", "é"])
+    assert client.get_partition_names(db_name, "t", -1) == ["ds=B", "ds=a", "ds=b", "ds=é"]
+    assert client.get_partition_names(db_name, "t", 2) == ["ds=B", "ds=a"]
+    assert client.get_partition_names(db_name, "t", 0) == []
+    assert client.get_partition_names(db_name.upper(), "T", 1) == ["ds=B"]
+    assert client.get_partition_names(f"@hive#{db_name}", "t", 1) == ["ds=B"]
+    make_partitioned(client, db_name, "empty")
+    assert client.get_partition_names(db_name, "empty", -1) == []
+    with pytest.raises(t.NoSuchObjectException, match="does not exist"):
+        client.get_partition_names(db_name, "missing", -1)
+    with pytest.raises(t.NoSuchObjectException, match="does not exist"):
+        client.get_partition_names(f"{db_name}_missing", "t", -1)

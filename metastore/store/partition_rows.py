@@ -87,9 +87,9 @@ def names_by_values(
     """The names of the partitions of table DB_NAME.TABLE_NAME (of CATALOG) whose key i has
     VALUES[i] for every non-empty VALUES[i] (a partial specification), ordered by PART_NAME
     in byte order (as HMS), at most LIMIT of them (None or negative: all): one statement on
-    the driver, the table's lookup included, built
-    once per pattern of empty and non-empty values. An unknown table gives no names, as a
-    table without such partitions does; more values than keys are not checked."""
+    the driver, the table's lookup included, built once per pattern of empty and non-empty
+    values. An unknown table gives no names, as a table without such partitions does; more
+    values than keys are not checked."""
     filled = tuple(index for index, value in enumerate(values) if value)
     limited = limit is not None and limit >= 0
     params: dict[str, Any] = {"catalog": catalog, "db_name": db_name, "table_name": table_name}

@@ -283,17 +283,28 @@ class PartitionCalls(ServiceBase):
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[str]:
         """One statement when the table has partitions, its lookup included (a planner
-        lists them for every query); without names, the lookup tells an unknown table."""
+        lists them for every query)."""
+        return self._names(s, db_name, tbl_name, [], max_parts)
+
+    def _names(
+        self, s: Session, db_name: str, tbl_name: str, values: list[str], max_parts: int
+    ) -> list[str]:
+        """The names of the partitions that VALUES (a partial specification, possibly empty)
+        matches: one statement when it finds names, the table's lookup included. A name has
+        a component per key, so the first one tells whether more values than keys were
+        given; without names, the general path tells an unknown table or too many values
+        from no partitions."""
         catalog, db = naming.split_catalog(db_name)
         found = (
             partition_rows.names_by_values(
-                s, catalog, naming.identifier(db), naming.identifier(tbl_name), [], max_parts
+                s, catalog, naming.identifier(db), naming.identifier(tbl_name), values, max_parts
             )
             if db and tbl_name
             else []
         )
-        if not found:
-            lookup.table(s, db_name, tbl_name)  # raises for an unknown table
+        if not found or len(values) > found[0].count("/") + 1:
+            # Raises for an unknown table or too many values; else there were no names.
+            self._by_partial_values(s, db_name, tbl_name, values)
         return found
 
     # -- partial specifications -----------------------------------------------------------
@@ -352,23 +363,9 @@ class PartitionCalls(ServiceBase):
         part_vals: list[str] | None,
         max_parts: int,
     ) -> list[str]:
-        """One statement when it finds names, the table's lookup included (Trino lists a
-        partition's names this way for every query). A name has a component per key, so
-        the first one tells whether more values than keys were given; without names, the
-        general path tells an unknown table or too many values from no partitions."""
-        values = list(part_vals or [])
-        catalog, db = naming.split_catalog(db_name)
-        found = (
-            partition_rows.names_by_values(
-                s, catalog, naming.identifier(db), naming.identifier(tbl_name), values, max_parts
-            )
-            if db and tbl_name
-            else []
-        )
-        if not found or len(values) > found[0].count("/") + 1:
-            # Raises for an unknown table or too many values; else there were no names.
-            self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return found
+        """One statement when it finds names (Trino lists a partition's names this way for
+        every query)."""
+        return self._names(s, db_name, tbl_name, list(part_vals or []), max_parts)
 
     @call(write=False)
     def get_partition_with_auth(

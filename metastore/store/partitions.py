@@ -82,17 +82,11 @@ def _by_name(s: Session) -> ColumnElement[str]:
     return text_in_byte_order(m.Partition.__table__.c.PART_NAME, s.get_bind().dialect.name)
 
 
-# The tables that grow with a table's partitions, the two a filter starts from first (see
-# refresh_partition_statistics), and those a partition read joins to find its table by name.
-_GROWING = (
-    "PARTITIONS",
-    "PARTITION_KEY_VALS",
-    "PARTITION_PARAMS",
-    "SDS",
-    "SERDES",
-    "SD_PARAMS",
-    "SERDE_PARAMS",
-)
+# What refresh_partition_statistics analyzes: the tables a filter starts from, on both
+# databases; on PostgreSQL also the other tables that grow with partitions, and once the
+# tables a partition read joins to find its table by name.
+_FILTERED = ("PARTITIONS", "PARTITION_KEY_VALS")
+_ALSO_GROWING = ("PARTITION_PARAMS", "SDS", "SERDES", "SD_PARAMS", "SERDE_PARAMS")
 _LOOKED_UP = ("TBLS", "DBS")
 
 
@@ -146,7 +140,8 @@ def refresh_partition_statistics(s: Session) -> None:
     else:
         return
     if rows and (counted <= 0 or rows >= 2 * counted):
-        for table in _GROWING if dialect == "postgresql" else _GROWING[:2]:
+        growing = (*_FILTERED, *_ALSO_GROWING) if dialect == "postgresql" else _FILTERED
+        for table in growing:
             s.execute(text(f'ANALYZE "{table}"'))
 
 

@@ -186,6 +186,7 @@ INT_VALUES = {
     "5 ": None,
     "1.0": None,
     "+": None,
+    "1٣": None,
     "9223372036854775808": None,
     "99999999999999999999999": None,
     DEF: None,
@@ -230,6 +231,7 @@ def test_date_keys_compare_days_and_skip_what_is_no_date(
     keys = [("d", "date")]
     days = ["2024-01-15", "2024-02-29", "0001-01-01", "9999-12-31", "2023-12-31"]
     no_days = ["2024-1-5", "2024-02-30", "2023-02-29", "2024-13-01", "0000-01-01", "", "x", DEF]
+    no_days += ["2024-01-0٣", "2024/01/05", "2024-01-05\n"]
     tbl = insert_table(conn, insert_database(conn), keys, [(v,) for v in [*days, *no_days]])
 
     def got(text: str) -> list[str]:

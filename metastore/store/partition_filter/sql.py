@@ -67,9 +67,10 @@ def _sql_int(number: int) -> ColumnElement[int]:
     return literal_column(str(number), Integer)
 
 
-# An ASCII digit in a PostgreSQL regular expression, whatever the collation ([0-9] is a
-# range, which the PostgreSQL manual calls collation-dependent).
-_DIGIT = "[0123456789]"
+# The ASCII digits; one in a PostgreSQL regular expression, whatever the collation ([0-9]
+# is a range, which the PostgreSQL manual calls collation-dependent).
+_DIGITS = "0123456789"
+_DIGIT = f"[{_DIGITS}]"
 
 
 class Dialect:
@@ -99,17 +100,26 @@ class Dialect:
 
     def is_short_digits(self, text: ColumnElement[str]) -> ColumnElement[bool]:
         """TEXT is 1 to 18 ASCII digits, as most integral key values are: a number that
-        fits in 64 bits, told in one test before the full checks of the rarer spellings."""
+        fits in 64 bits, told in one test before the full checks of the rarer spellings.
+        On PostgreSQL, TEXT with its digits removed is empty: the test runs for every
+        partition a filter reads, and a regular expression took seven times as long (10.5
+        against 1.5 ms for 10,000 hours)."""
         if self.postgres:
-            return _test(text, "~", _sql_text(f"^{_DIGIT}{{1,18}}$"))
+            return and_(
+                func.translate(text, _sql_text(_DIGITS), _sql_text("")) == _sql_text(""),
+                func.length(text).between(_sql_int(1), _sql_int(18)),
+            )
         return and_(
             _test(text, "NOT GLOB", _sql_text("*[^0-9]*")),
             func.length(text).between(_sql_int(1), _sql_int(18)),
         )
 
     def is_date_text(self, text: ColumnElement[str]) -> ColumnElement[bool]:
+        """TEXT is yyyy-mm-dd in ASCII digits. On PostgreSQL, TEXT with every digit made a
+        9 is 9999-99-99: half the time of a regular expression (see is_short_digits)."""
         if self.postgres:
-            return _test(text, "~", _sql_text(f"^{_DIGIT}{{4}}-{_DIGIT}{{2}}-{_DIGIT}{{2}}$"))
+            nines = func.translate(text, _sql_text(_DIGITS), _sql_text("9" * len(_DIGITS)))
+            return nines == _sql_text("9999-99-99")
         return _test(text, "GLOB", _sql_text("[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]"))
 
     def matches(self, text: ColumnElement[str], parts: Sequence[LikePart]) -> ColumnElement[bool]:

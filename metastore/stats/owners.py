@@ -2,10 +2,11 @@
 keeps beside the rows: their ids, the types of their columns, their COLUMN_STATS_ACCURATE.
 
 Read on the driver (metastore.store.driver) in statements built once: the table with its
-partition keys (one statement), its partitions by name (one, whatever their number), the
-columns of their column lists (one; the partitions of a table mostly share the table's).
-A per-call statistics write (Trino's ANALYZE writes each partition in a call of its own) so
-costs a fixed, small number of statements, without ORM entities.
+partition keys (one statement), then one partition with the columns of its column list (one
+statement), or several partitions by name (one, whatever their number) and the columns of
+their column lists (one; the partitions of a table mostly share the table's). A per-call
+statistics write (Trino's ANALYZE writes each partition in a call of its own) so costs a
+fixed, small number of statements, without ORM entities.
 
 Concurrent writers of one table's statistics on PostgreSQL take turns: the table's statement
 locks its row of TBLS (FOR NO KEY UPDATE: adding partitions, whose foreign key only shares
@@ -116,14 +117,63 @@ def table_accurate(s: Session, table: TableOwner) -> str | None:
     return param_values(s, m.TableParam, [table.tbl_id], accurate.KEY).get(table.tbl_id)
 
 
-def partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> dict[str, PartitionOwner]:
-    """The partitions of table TBL_ID named PART_NAMES (as stored) that exist, by name."""
+def partitions(
+    s: Session, tbl_id: int, part_names: Sequence[str]
+) -> tuple[dict[str, PartitionOwner], dict[int, dict[str, str]]]:
+    """The partitions of table TBL_ID named PART_NAMES (as stored) that exist, by name, and
+    the columns of their column lists (as `column_types`).
+
+    One partition, as a per-call write names, is read with its columns in one statement:
+    on PostgreSQL that spares a round trip, and its plan, which does not depend on how
+    many names there are, is planned once for every call (a list of names is planned again
+    for its length at every call). Several are read in two statements, so that the
+    columns a table's partitions share are read once, not once per partition."""
     if not part_names:
-        return {}
+        return {}, {}
     dialect = s.get_bind().dialect.name
+    if len(part_names) == 1:
+        params = {"tbl_id": tbl_id, "name": part_names[0], "key": accurate.KEY}
+        found: dict[str, PartitionOwner] = {}
+        types: dict[int, dict[str, str]] = {}
+        for name, part_id, cd_id, stored, column, type_name in driver_rows(
+            s, _partition_query(), params
+        ):
+            found[name] = PartitionOwner(part_id, cd_id, stored)
+            if cd_id is not None:
+                columns = types.setdefault(cd_id, {})
+                if column is not None:
+                    columns[column] = type_name or ""
+        return found, types
     params = {"tbl_id": tbl_id, "names": lists.values(dialect, part_names), "key": accurate.KEY}
     rows = driver_rows(s, _partitions_query(dialect), params)
-    return {name: PartitionOwner(part_id, cd_id, stored) for name, part_id, cd_id, stored in rows}
+    found = {name: PartitionOwner(part_id, cd_id, stored) for name, part_id, cd_id, stored in rows}
+    return found, column_types(s, (p.cd_id for p in found.values()))
+
+
+def _accurate_of(p: Any) -> Any:
+    """The COLUMN_STATS_ACCURATE of partition P (a subquery by primary key)."""
+    params = m.PartitionParam.__table__.c
+    return (
+        select(params.PARAM_VALUE)
+        .where(params.PART_ID == p.PART_ID, params.PARAM_KEY == bindparam("key"))
+        .scalar_subquery()
+    )
+
+
+@functools.cache
+def _partition_query() -> Select[Any]:
+    """Partition `name` of table `tbl_id`, found through the index of (TBL_ID, PART_NAME),
+    with a row for each column of its column list (one with no column when it has none)."""
+    partitions, sds = m.Partition.__table__, m.StorageDescriptor.__table__
+    columns = m.Column.__table__
+    p, sd, c = partitions.c, sds.c, columns.c
+    return (
+        select(p.PART_NAME, p.PART_ID, sd.CD_ID, _accurate_of(p), c.COLUMN_NAME, c.TYPE_NAME)
+        .select_from(partitions)
+        .outerjoin(sds, sd.SD_ID == p.SD_ID)
+        .outerjoin(columns, c.CD_ID == sd.CD_ID)
+        .where(p.TBL_ID == bindparam("tbl_id"), p.PART_NAME == bindparam("name"))
+    )
 
 
 @functools.cache
@@ -133,14 +183,8 @@ def _partitions_query(dialect: str) -> Select[Any]:
     from a table's estimates (wrong before it is first analyzed) can scan a table per
     partition."""
     p, sd = m.Partition.__table__.c, m.StorageDescriptor.__table__.c
-    params = m.PartitionParam.__table__.c
     cd_id = select(sd.CD_ID).where(sd.SD_ID == p.SD_ID).scalar_subquery()
-    stored = (
-        select(params.PARAM_VALUE)
-        .where(params.PART_ID == p.PART_ID, params.PARAM_KEY == bindparam("key"))
-        .scalar_subquery()
-    )
-    return select(p.PART_NAME, p.PART_ID, cd_id, stored).where(
+    return select(p.PART_NAME, p.PART_ID, cd_id, _accurate_of(p)).where(
         p.TBL_ID == bindparam("tbl_id"), lists.any_of(dialect, "names", text=True)(p.PART_NAME)
     )
 

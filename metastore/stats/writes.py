@@ -82,8 +82,7 @@ def _write_partition_statistics(
         except names.InvalidNameError as e:
             raise InvalidObject(str(e)) from None
         stored_names.append(names.make_partition_name(table.keys, values))
-    partitions = owners.partitions(s, table.tbl_id, sorted(set(stored_names)))
-    types = owners.column_types(s, (p.cd_id for p in partitions.values()))
+    partitions, types = owners.partitions(s, table.tbl_id, sorted(set(stored_names)))
     by_owner: dict[int, list[list[StatsRow]]] = {}
     for entry, name in zip(entries, stored_names, strict=True):
         found = partitions.get(name)

@@ -73,11 +73,11 @@ def upsert_stats(
     as in HMS.
 
     PostgreSQL gets every row in one statement that reads one array per column
-    (INSERT ... SELECT unnest(...)); SQLite runs one compiled statement over the rows with
-    the driver's executemany (in-process, so there are no round trips to save). Both run on
-    the driver (metastore.store.driver), without per-row or per-statement work in
-    SQLAlchemy, which costs more than the database does, for the 20,000 rows of a batch as
-    for the 10 of a per-call write.
+    (INSERT ... SELECT unnest(...)), each passed as its text (lists.array_text); SQLite runs
+    one compiled statement over the rows with the driver's executemany (in-process, so there
+    are no round trips to save). Both run on the driver (metastore.store.driver), without
+    per-row or per-statement work in SQLAlchemy, which costs more than the database does,
+    for the 20,000 rows of a batch as for the 10 of a per-call write.
     """
     if not rows:
         return
@@ -89,7 +89,7 @@ def upsert_stats(
     dialect = s.get_bind().dialect.name
     if dialect == "postgresql":
         columns = [owner, *STATS_COLUMNS]
-        arrays = {c: [row[c] for row in plain] for c in columns}
+        arrays = {c: lists.array_text(row[c] for row in plain) for c in columns}
         driver_execute(s, _postgres_upsert(level, keep_unset), arrays)
     elif dialect == "sqlite":
         driver_execute(s, _sqlite_upsert(level, keep_unset), plain)

@@ -6,6 +6,7 @@ compiled once (no expanding IN of one parameter per value), so it can run on the
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -51,12 +52,31 @@ def values(dialect: str, items: Iterable[int] | Iterable[str]) -> str:
     ordered: list[Any] = sorted(items)
     if dialect != "postgresql":
         return json.dumps(ordered)
-    return "{" + ",".join(_array_item(item) for item in ordered) + "}"
+    return array_text(ordered)
 
 
-def _array_item(item: int | str) -> str:
-    """ITEM as an element of a PostgreSQL array's text: an id as it is, a text value in
-    double quotes, its backslashes and double quotes escaped by a backslash."""
+def array_text(items: Iterable[Any]) -> str:
+    """ITEMS, in their order, as the text of a PostgreSQL array, for a parameter that the
+    statement casts to its array type: ids, numbers, text, bytes (bytea) and None (NULL).
+    psycopg adapts a list item by item on every call. The statistics upsert (20 arrays),
+    interleaved: 10 rows 1,215 µs with lists against 1,041 with their text, 2,000 rows
+    113 against 97 ms, 20,000 rows 1.11 against 1.13 s."""
+    return "{" + ",".join(_array_item(item) for item in items) + "}"
+
+
+def _array_item(item: Any) -> str:
+    """ITEM as an element of a PostgreSQL array's text: NULL, a number as PostgreSQL reads
+    it, bytes in bytea's hex form and a text value in double quotes, their backslashes and
+    double quotes escaped by a backslash."""
+    if item is None:
+        return "NULL"
     if isinstance(item, int):
-        return str(item)
-    return '"' + item.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        return str(int(item))  # int() for a bool, which str() would spell True
+    if isinstance(item, float):
+        if math.isfinite(item):
+            return repr(item)  # the shortest text that reads back as the same double
+        return "NaN" if math.isnan(item) else "Infinity" if item > 0 else "-Infinity"
+    if isinstance(item, bytes | bytearray | memoryview):
+        return '"\\\\x' + bytes(item).hex() + '"'
+    text: str = item
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

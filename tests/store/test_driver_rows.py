@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,16 +27,28 @@ DRIVERS = [
 ]
 
 
-@pytest.fixture(scope="module", params=DRIVERS)
-def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A migrated database of each backend, reached through each driver."""
-    backend = "sqlite" if request.param == "sqlite" else "postgresql"
+def _migrated(driver: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    backend = "sqlite" if driver == "sqlite" else "postgresql"
     for found in empty_database(backend, tmp_path_factory.mktemp("db")):
         migrate.upgrade(found)
         if backend == "postgresql":
-            with_driver = sa.make_url(found).set(drivername=f"postgresql+{request.param}")
+            with_driver = sa.make_url(found).set(drivername=f"postgresql+{driver}")
             found = with_driver.render_as_string(hide_password=False)
         yield found
+
+
+@pytest.fixture(scope="module", params=DRIVERS)
+def url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A migrated database of each backend, reached through each driver."""
+    yield from _migrated(request.param, tmp_path_factory)
+
+
+@pytest.fixture(scope="module", params=DRIVERS[1:])
+def postgres_url(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    """A migrated PostgreSQL database, reached through each of its drivers."""
+    yield from _migrated(request.param, tmp_path_factory)
 
 
 SDS = m.StorageDescriptor.__table__
@@ -69,7 +82,8 @@ def _descriptors(url: str, rows: list[dict[str, Any]]) -> Iterator[tuple[Session
     engine = transactions.create_engine(url, pool_size=1)
     try:
         with Session(engine) as s, s.begin():
-            s.execute(SDS.insert(), rows)
+            if rows:
+                s.execute(SDS.insert(), rows)
             yield s, engine.dialect.name
             s.rollback()
     finally:
@@ -163,3 +177,46 @@ def test_lists_of_text_find_values_with_quotes_backslashes_and_braces(url: str) 
             # Compared in Python's order: the database's collation may order them otherwise.
             assert sorted(row[0] for row in found) == sorted(AWKWARD)
             assert driver_rows(s, statement, {"names": lists.values(dialect, [])}) == []
+
+
+NAN = float("nan")
+# (the array's item type, the values sent, the values read back) on PostgreSQL.
+ARRAYS: dict[str, tuple[Any, list[Any], list[Any]]] = {
+    "bigint": (
+        sa.BigInteger(),
+        [0, -1, 2**63 - 1, -(2**63), None, True],
+        [0, -1, 2**63 - 1, -(2**63), None, 1],
+    ),
+    "double": (
+        sa.Double(),
+        [0.1 + 0.2, 5e-324, 1.7976931348623157e308, -2.5, float("inf"), float("-inf"), None],
+        [0.1 + 0.2, 5e-324, 1.7976931348623157e308, -2.5, float("inf"), float("-inf"), None],
+    ),
+    "text": (sa.Text(), [*AWKWARD, "é€😀", None], [*AWKWARD, "é€😀", None]),
+    "bytea": (
+        sa.LargeBinary(),
+        [b"", bytes(range(256)), b"\\x00", bytearray(b"{,}"), None],
+        [b"", bytes(range(256)), b"\\x00", b"{,}", None],
+    ),
+}
+
+
+@functools.cache
+def _unnest(item_type: str) -> sa.Select[Any]:
+    array = sa.cast(sa.bindparam("items"), sa.ARRAY(ARRAYS[item_type][0]))
+    return sa.select(sa.func.unnest(array))
+
+
+@pytest.mark.parametrize("item_type", list(ARRAYS))
+def test_an_array_text_reads_back_every_value_of_its_type(
+    postgres_url: str, item_type: str
+) -> None:
+    """lists.array_text, the form of the statistics upsert's arrays on PostgreSQL: every
+    value comes back in its order, NULL as None, whatever the driver."""
+    _, sent, expected = ARRAYS[item_type]
+    with _descriptors(postgres_url, []) as (s, _dialect):
+        found = driver_rows(s, _unnest(item_type), {"items": lists.array_text(sent)})
+        nan = driver_rows(s, _unnest("double"), {"items": lists.array_text([NAN])})
+    got = [bytes(row[0]) if isinstance(row[0], memoryview) else row[0] for row in found]
+    assert got == expected
+    assert math.isnan(nan[0][0])

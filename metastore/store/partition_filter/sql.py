@@ -15,6 +15,7 @@ from sqlalchemy import (
     Integer,
     String,
     and_,
+    any_,
     case,
     cast,
     collate,
@@ -261,7 +262,11 @@ class SqlBuilder:
         The copies of one key's comparisons form a semi-join, PART_ID IN (SELECT PART_ID
         FROM PARTITION_KEY_VALS WHERE INTEGER_IDX = i AND copies), rather than conditions
         on the outer-joined key values of `condition`: SQLite starts a query from the index
-        of an outer-joined table for a plain equality only, not for IN, OR or a range. Only
+        of an outer-joined table for a plain equality only, not for IN, OR or a range. On
+        PostgreSQL it is PART_ID = ANY(ARRAY(SELECT ...)): the ids are gathered first and
+        the partitions found by their primary key, where the planner made the semi-join a
+        hash join over all the table's partitions (a week of one hour out of 10,000: 4.6
+        against 1.6 ms of execution). Only
         the first key (in the table's order) with copies gets one: tables are partitioned
         from coarse to fine (a day, then an hour), so the first key's values hold the
         fewest partitions each, and a second semi-join costs more to build and run than
@@ -286,7 +291,10 @@ class SqlBuilder:
                 semi_join = select(stored.c.PART_ID).where(
                     stored.c.INTEGER_IDX == _sql_int(idx), *(copy for copy, _ in found)
                 )
-                return [m.Partition.__table__.c.PART_ID.in_(semi_join)]
+                part_id = m.Partition.__table__.c.PART_ID
+                if self.dialect.postgres:
+                    return [part_id == any_(func.array(semi_join.scalar_subquery()))]
+                return [part_id.in_(semi_join)]
         return []
 
     def _copy(

@@ -435,3 +435,20 @@ def _plan_nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield node
     for child in node.get("Plans", []):
         yield from _plan_nodes(child)
+
+
+def test_a_filter_repeated_for_the_same_keys_is_built_once() -> None:
+    """The SQL of a filter is kept for its text's tree and the table's keys and types: a
+    planner's repeated filter is not built again, another table's keys get their own."""
+    keys = [("ds", "string"), ("hr", "int")]
+    day = filter_sql(parse_filter('ds = "2024-01-01" and hr = 3'), keys, "postgresql")
+    again = filter_sql(parse_filter('ds = "2024-01-01" and hr = 3'), list(keys), "postgresql")
+    assert again is day
+    assert filter_sql(parse_filter('ds = "2024-01-01" and hr = 3'), keys, "sqlite") is not day
+    wider = [("ds", "string"), ("hr", "bigint")]
+    other = filter_sql(parse_filter('ds = "2024-01-01" and hr = 3'), wider, "postgresql")
+    assert other is not day
+    with pytest.raises(PartitionFilterError, match="hr"):
+        filter_sql(parse_filter('hr = "x"'), keys, "postgresql")
+    with pytest.raises(PartitionFilterError, match="hr"):  # a failure is not kept either
+        filter_sql(parse_filter('hr = "x"'), keys, "postgresql")

@@ -68,8 +68,8 @@ def _sql_int(number: int) -> ColumnElement[int]:
     return literal_column(str(number), Integer)
 
 
-# The ASCII digits; one in a PostgreSQL regular expression, whatever the collation ([0-9]
-# is a range, which the PostgreSQL manual calls collation-dependent).
+# The ASCII digits, and the class of one in a PostgreSQL regular expression, whatever the
+# collation ([0-9] is a range, which the PostgreSQL manual calls collation-dependent).
 _DIGITS = "0123456789"
 _DIGIT = f"[{_DIGITS}]"
 
@@ -274,11 +274,10 @@ class SqlBuilder:
         PostgreSQL it is PART_ID = ANY(ARRAY(SELECT ...)): the ids are gathered first and
         the partitions found by their primary key, where the planner made the semi-join a
         hash join over all the table's partitions (a week of one hour out of 10,000: 4.6
-        against 1.6 ms of execution). Only
-        the first key (in the table's order) with copies gets one: tables are partitioned
-        from coarse to fine (a day, then an hour), so the first key's values hold the
-        fewest partitions each, and a second semi-join costs more to build and run than
-        it saves.
+        against 1.6 ms of execution). Only the first key (in the table's order) with copies
+        gets one: tables are partitioned from coarse to fine (a day, then an hour), so the
+        first key's values hold the fewest partitions each, and a second semi-join costs
+        more to build and run than it saves.
 
         The condition reads a NULL value as the default partition's name, the copies do
         not: a key's comparisons are copied only when one of them fails for the default

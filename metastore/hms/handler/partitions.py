@@ -53,12 +53,12 @@ class PartitionCalls(ServiceBase):
         db_arg = db_arg or first.dbName
         table_name = table_name or first.tableName
         try:
-            db, table, table_row, *_ = lookup.stored_table(
-                s, db_arg, table_name, catalog or first.catName
+            db, table, table_row, _, key_types = lookup.stored_table(
+                s, db_arg, table_name, catalog or first.catName, with_keys=True
             )
         except NotFound as e:
             raise t.InvalidObjectException(e.message) from None
-        keys = lookup.partition_keys(s, table)
+        keys = [name for name, _ in key_types or ()]
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
         base = table_row[partition_rows.LOCATION] if table_row is not None else None
@@ -130,7 +130,7 @@ class PartitionCalls(ServiceBase):
             ]
         insert_all(s, m.PartitionKeyValue.__table__, key_values)
         insert_all(s, m.PartitionParam.__table__, params_rows)
-        refresh_partition_statistics(s)
+        refresh_partition_statistics(s, part_ids)
         if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
             for storage in storages:
                 on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))

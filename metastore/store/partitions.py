@@ -131,9 +131,10 @@ def refresh_partition_statistics(s: Session, added: Sequence[int]) -> None:
 
     The check costs a statement (three on SQLite) on the path of every add: when it finds
     nothing due, the next RECHECK_AFTER adds whose ids stay below the doubling it waits for
-    are spared it. Statistics only grow stale meanwhile if another
-    process analyzed the tables after partitions were dropped (which lowers the doubling),
-    and then for RECHECK_AFTER adds at most."""
+    are spared it. An add whose ids reach the doubling checks, whichever server makes it.
+    Statistics only grow staler meanwhile if another process analyzed the tables after
+    partitions were dropped (which lowers the doubling), and then for RECHECK_AFTER adds at
+    most."""
     engine = s.get_bind().engine
     highest = max(added, default=0)
     not_due = _NOT_DUE.get(engine.pool)

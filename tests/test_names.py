@@ -258,3 +258,24 @@ def test_partition_values_name_missing_and_extra_keys_together() -> None:
 def test_partition_values_reject_malformed_names() -> None:
     with pytest.raises(InvalidNameError):
         partition_values("ds", ["ds"])
+
+
+def test_normalize_partition_name_gives_the_stored_form_keeping_the_key_order() -> None:
+    assert names.normalize_partition_name("DS=2024-01-05/Hr=7") == "ds=2024-01-05/hr=7"
+    assert names.normalize_partition_name("hr=7/ds=a%2Fb") == "hr=7/ds=a%2Fb"
+    assert names.normalize_partition_name("ds=a:b") == "ds=a%3Ab"
+    # Asked again (the answers are kept): the same answers, and a bad name fails every time.
+    assert names.normalize_partition_name("DS=2024-01-05/Hr=7") == "ds=2024-01-05/hr=7"
+    for _ in range(2):
+        with pytest.raises(InvalidNameError, match="not of the form key=value"):
+            names.normalize_partition_name("ds=1/hr")
+
+
+@FAST
+@given(pairs=st.lists(st.tuples(key_text, tricky_text.filter(bool)), min_size=1, max_size=3))
+def test_a_made_partition_name_is_its_own_normal_form(pairs: list[tuple[str, str]]) -> None:
+    keys = [k for k, _ in pairs]
+    if len({names.identifier(k) for k in keys}) < len(keys):
+        return  # the same key twice is no partition name
+    name = make_partition_name(keys, [v for _, v in pairs])
+    assert names.normalize_partition_name(name) == name

@@ -300,11 +300,12 @@ def table_stats_rows(rows: Sequence[Sequence[Any]]) -> list[StatsRow]:
 def _with_bytes(row: tuple[Any, ...], start: int = 0) -> tuple[Any, ...]:
     """ROW, whose STATS_COLUMNS begin at START, with its sketches as bytes: psycopg2 gives
     bytea as memoryview. ROW itself when it has none (SQLite, psycopg 3)."""
-    sketches = (start + BIT_VECTOR, start + HISTOGRAM)
-    if not any(isinstance(row[at], memoryview) for at in sketches):
+    if not isinstance(row[start + BIT_VECTOR], memoryview) and not isinstance(
+        row[start + HISTOGRAM], memoryview
+    ):
         return row
     out = list(row)
-    for at in sketches:
+    for at in (start + BIT_VECTOR, start + HISTOGRAM):
         if isinstance(out[at], memoryview):
             out[at] = bytes(out[at])
     return tuple(out)

@@ -132,8 +132,7 @@ def normalize_partition_name(name: str) -> str:
 
     For reads that must not look up the table's keys first; a name whose keys are in another
     order than the table's simply matches nothing. Kept for the names planners ask about
-    again and again (a day's 25 names took 0.1 ms to normalize, a tenth of a statistics
-    read of them)."""
+    again and again (a day's 25 names took 76 us to normalize, 2 us once kept)."""
     return "/".join(
         f"{escape_path_name(k)}={escape_path_name(v)}" for k, v in parse_partition_name(name)
     )

@@ -224,8 +224,8 @@ def stats_obj(
 
 
 # The union member of each STATS_KIND text, looked up without building a Kind per row; and
-# the texts as plain strings: comparing a text with a Kind member costs 130 ns (a fifth of
-# the function for a long column), with a string a tenth of that.
+# the texts as plain strings: looking up and comparing a Kind member costs 130 ns, and a long
+# column's struct took 1.91 us with four of them, 1.28 us with plain strings.
 _MEMBERS = {kind.value: kind.member for kind in Kind}
 _BOOLEAN, _STRING, _BINARY = Kind.BOOLEAN.value, Kind.STRING.value, Kind.BINARY.value
 _LONG, _DOUBLE, _DECIMAL, _DATE = (

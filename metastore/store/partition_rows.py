@@ -30,7 +30,7 @@ driver (metastore.store.driver): their ids are one parameter each
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import (
@@ -369,16 +369,18 @@ class Below:
         }
         triples = {_COLUMN: self.columns, _KEY: self.keys}
         dialect = s.get_bind().dialect.name
-        ids = functools.partial(lists.values, dialect)
         rows = list(storage)
         owners = {
-            "parts": ids(parts),
-            "tbls": ids(tables),
-            "sds": ids({row[SD_ID] for row in rows if row[SD_ID] is not None}),
-            "serdes": ids({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
-            "cds": ids({row[CD_ID] for row in rows if row[CD_ID] is not None}),
+            "parts": sorted(set(parts)),
+            "tbls": sorted(set(tables)),
+            "sds": sorted({row[SD_ID] for row in rows if row[SD_ID] is not None}),
+            "serdes": sorted({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
+            "cds": sorted({row[CD_ID] for row in rows if row[CD_ID] is not None}),
         }
-        for kind, owner, _, a, b, c, n in driver_rows(s, _below(dialect), owners):
+        shape = tuple(min(len(owners[name]), 2) for name in _OWNERS)
+        params = {name: lists.few_values(dialect, ids) for name, ids in owners.items() if ids}
+        below = driver_rows(s, _below(dialect, shape), params) if any(shape) else []
+        for kind, owner, _, a, b, c, n in below:
             if kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in sequences:
@@ -398,16 +400,24 @@ class Below:
         return cls(s, parts=[row[PART_ID] for row in rows], storage=rows)
 
 
-@functools.cache
-def _below(dialect: str) -> CompoundSelect[Any]:
+# The owners of the rows of `_below`, in the order of its shapes.
+_OWNERS = ("parts", "tbls", "sds", "serdes", "cds")
+
+
+@functools.lru_cache(maxsize=64)
+def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any] | Select[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
-    text, text, text, number), ordered by kind, owner and index. Its parameters are the
-    ids (see metastore.store.lists) of the partitions (parts), the tables (tbls), their storage
-    descriptors (sds), and the serdes and column lists of these (serdes, cds). Built once:
+    text, text, text, number), ordered by kind, owner and index. Its parameters are the ids
+    of the owners of _OWNERS: the partitions (parts), the tables (tbls), their storage
+    descriptors (sds), and the serdes and column lists of these (serdes, cds). SHAPE says,
+    for each in that order, whether there are none (0: the rows of that owner are left
+    out), one or more (1 or 2: the parameter is as `lists.few_values` gives it, so that a
+    call of one table or partition runs a generic plan on PostgreSQL). Built once per shape:
     building a statement this size costs more than running it for a few partitions."""
-    parts, sds = lists.among(dialect, "parts"), lists.among(dialect, "sds")
-    serdes, cds = lists.among(dialect, "serdes"), lists.among(dialect, "cds")
-    tbls = lists.among(dialect, "tbls")
+
+    def among(name: str) -> Callable[[Any], Any]:
+        return lists.among_few(dialect, name, shape[_OWNERS.index(name)])
+
     no_int = cast(null(), Integer)
     no_text = cast(null(), Text)
 
@@ -424,48 +434,66 @@ def _below(dialect: str) -> CompoundSelect[Any]:
     co = m.Column.__table__.c
     tp = m.TableParam.__table__.c
     pk = m.PartitionKey.__table__.c
-    query = union_all(
-        select(
-            kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
-        ).where(parts(kv.PART_ID)),
-        select(
-            kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text, no_int
-        ).where(parts(pp.PART_ID)),
-        select(
-            kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text, no_int
-        ).where(sds(sp.SD_ID)),
-        select(
-            kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text, no_int
-        ).where(serdes(xp.SERDE_ID)),
-        select(
-            kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text, no_int
-        ).where(sds(bc.SD_ID)),
-        select(
-            kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text, sc.ORDER
-        ).where(sds(sc.SD_ID)),
-        select(
-            kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text, no_int
-        ).where(sds(sk.SD_ID)),
-        select(
-            kind(_COLUMN),
+    # (the owner, its rows, its id column) of each kind of row
+    branches: list[tuple[str, Select[Any], Any]] = [
+        (
+            "parts",
+            select(kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text),
+            kv.PART_ID,
+        ),
+        (
+            "parts",
+            select(kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text),
+            pp.PART_ID,
+        ),
+        (
+            "sds",
+            select(kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text),
+            sp.SD_ID,
+        ),
+        (
+            "serdes",
+            select(kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text),
+            xp.SERDE_ID,
+        ),
+        (
+            "sds",
+            select(kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text),
+            bc.SD_ID,
+        ),
+        (
+            "sds",
+            select(kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text),
+            sk.SD_ID,
+        ),
+        (
+            "cds",
+            select(
+                kind(_COLUMN), co.CD_ID, co.INTEGER_IDX, co.COLUMN_NAME, co.TYPE_NAME, co.COMMENT
+            ),
             co.CD_ID,
-            co.INTEGER_IDX,
-            co.COLUMN_NAME,
-            co.TYPE_NAME,
-            co.COMMENT,
-            no_int,
-        ).where(cds(co.CD_ID)),
-        select(
-            kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text, no_int
-        ).where(tbls(tp.TBL_ID)),
-        select(
-            kind(_KEY),
+        ),
+        (
+            "tbls",
+            select(kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text),
+            tp.TBL_ID,
+        ),
+        (
+            "tbls",
+            select(
+                kind(_KEY), pk.TBL_ID, pk.INTEGER_IDX, pk.PKEY_NAME, pk.PKEY_TYPE, pk.PKEY_COMMENT
+            ),
             pk.TBL_ID,
-            pk.INTEGER_IDX,
-            pk.PKEY_NAME,
-            pk.PKEY_TYPE,
-            pk.PKEY_COMMENT,
-            no_int,
-        ).where(tbls(pk.TBL_ID)),
-    )
+        ),
+    ]
+    # The number field: only sort columns have one (their order).
+    selects = [
+        query.add_columns(no_int).where(among(owner)(column))
+        for owner, query, column in branches
+        if shape[_OWNERS.index(owner)]
+    ]
+    if shape[_OWNERS.index("sds")]:
+        sort = select(kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text)
+        selects.append(sort.add_columns(sc.ORDER).where(among("sds")(sc.SD_ID)))
+    query = union_all(*selects)
     return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+import sqlalchemy as sa
 from conftest import RunningServer, connect
 from metadata_builders import Client, database, fields, partition, storage, table
 
@@ -98,8 +99,10 @@ def test_a_table_alone_is_the_same_as_among_others(client: Client) -> None:
     "database_url", [pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True
 )
 def test_one_table_is_read_with_a_plan_made_once(client: Client, database_url: str) -> None:
-    # One connection, so that every call runs the statement prepared on it.
-    engine = transactions.create_engine(database_url, pool_size=1)
+    # One connection, so that every call runs the statement prepared on it; psycopg 3,
+    # which prepares statements (psycopg2 does not).
+    psycopg = sa.make_url(database_url).set(drivername="postgresql+psycopg")
+    engine = transactions.create_engine(psycopg.render_as_string(hide_password=False), pool_size=1)
     try:
         handler = Handler(transactions.Transactions(engine), Settings(cache_size=0))
         for _ in range(12):

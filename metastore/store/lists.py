@@ -32,25 +32,30 @@ def among(
 
 
 def among_few(
-    dialect: str, name: str, count: int, *, text: bool = False
+    dialect: str, name: str, count: int
 ) -> Callable[[ColumnElement[Any]], ColumnElement[bool]]:
-    """As `among`, for a statement built for COUNT values: for one, `column = :name`, whose
-    parameter is the value itself (`few_values` gives either).
+    """As `among` for ids, in a statement built for COUNT of them: for one,
+    `column = CAST(:name AS BIGINT)`, whose parameter is the id (`few_values` gives the value
+    for either).
 
-    Why: PostgreSQL plans a prepared statement once for all its calls (a generic plan) only
-    when that plan is estimated to cost no more than one planned for the values of the
-    call, and it estimates an array parameter at ten values. So a statement of one id in
-    an array was planned again at every call: the rows below one table (get_table) took
-    0.33 ms so, against 0.10 ms with a plain parameter and the generic plan."""
+    Why: an index lookup, where `among` is a semi-join on a list the database unpacks (on
+    SQLite, for the rows below one table: 0.107 against 0.137 ms for get_table, in
+    process), and on PostgreSQL a plan that costs the same whatever its value. PostgreSQL
+    estimates an array parameter at ten values, so its plan made once for all calls looked
+    dearer than one made for a single id: with plan_cache_mode auto it planned the statement
+    again at every call (the rows below one table 0.33 ms so, against 0.10 ms; colstats's
+    connections set force_generic_plan, see metastore.store.transactions). The id is sent
+    as text and cast in the SQL, as the arrays are: psycopg 3 sends an int as smallint,
+    integer or bigint by its size, and keeps a prepared statement per parameter types."""
     if count == 1:
-        return lambda column: column == bindparam(name, type_=Text if text else BigInteger)
-    return among(dialect, name, text=text)
+        return lambda column: column == cast(bindparam(name), BigInteger)
+    return among(dialect, name)
 
 
-def few_values(dialect: str, items: Sequence[int] | Sequence[str]) -> Any:
-    """The value of a parameter of `among_few` for ITEMS (sorted and distinct): the item
-    when there is one, else as `values` gives them."""
-    return items[0] if len(items) == 1 else values(dialect, items)
+def few_values(dialect: str, ids: Sequence[int]) -> Any:
+    """The value of a parameter of `among_few` for IDS (distinct): the id's text when there
+    is one, else as `values` gives them."""
+    return str(int(ids[0])) if len(ids) == 1 else values(dialect, ids)
 
 
 def any_of(

@@ -405,15 +405,15 @@ _OWNERS = ("parts", "tbls", "sds", "serdes", "cds")
 
 
 @functools.lru_cache(maxsize=64)
-def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any] | Select[Any]:
+def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
     text, text, text, number), ordered by kind, owner and index. Its parameters are the ids
     of the owners of _OWNERS: the partitions (parts), the tables (tbls), their storage
     descriptors (sds), and the serdes and column lists of these (serdes, cds). SHAPE says,
     for each in that order, whether there are none (0: the rows of that owner are left
-    out), one or more (1 or 2: the parameter is as `lists.few_values` gives it, so that a
-    call of one table or partition runs a generic plan on PostgreSQL). Built once per shape:
-    building a statement this size costs more than running it for a few partitions."""
+    out), one or more (1 or 2: the parameter is as `lists.few_values` gives it; one is a
+    plain parameter, see `lists.among_few`). Built once per shape: building a statement this
+    size costs more than running it for a few partitions."""
 
     def among(name: str) -> Callable[[Any], Any]:
         return lists.among_few(dialect, name, shape[_OWNERS.index(name)])
@@ -488,12 +488,12 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any] | Select
     ]
     # The number field: only sort columns have one (their order).
     selects = [
-        query.add_columns(no_int).where(among(owner)(column))
-        for owner, query, column in branches
+        rows.add_columns(no_int).where(among(owner)(column))
+        for owner, rows, column in branches
         if shape[_OWNERS.index(owner)]
     ]
     if shape[_OWNERS.index("sds")]:
         sort = select(kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text)
         selects.append(sort.add_columns(sc.ORDER).where(among("sds")(sc.SD_ID)))
-    query = union_all(*selects)
-    return query.order_by(literal_column("1"), literal_column("2"), literal_column("3"))
+    ordered = union_all(*selects)
+    return ordered.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

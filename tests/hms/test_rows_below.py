@@ -1,9 +1,9 @@
 """The rows below a table or partitions (their keys and values, parameters, columns,
 bucket and sort columns, serde parameters) are read in one statement, built for whether
 there are none, one or several of each kind of owner: a table or a partition read alone
-gives what the same one gives among several, and on PostgreSQL the statement for one
-table runs a plan made once (a plain parameter, not an array that PostgreSQL plans again at
-every call)."""
+gives what the same one gives among several, and on PostgreSQL the statement for one table
+takes its ids as plain parameters (not arrays, which PostgreSQL estimates at ten values), one
+prepared statement whatever the ids' size."""
 
 from __future__ import annotations
 
@@ -98,28 +98,37 @@ def test_a_table_alone_is_the_same_as_among_others(client: Client) -> None:
 @pytest.mark.parametrize(
     "database_url", [pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True
 )
-def test_one_table_is_read_with_a_plan_made_once(client: Client, database_url: str) -> None:
-    # One connection, so that every call runs the statement prepared on it; psycopg 3,
-    # which prepares statements (psycopg2 does not).
+def test_one_table_is_read_by_plain_parameters(client: Client, database_url: str) -> None:
+    # A table whose ids are above 32,767 beside `u`, whose ids are small: psycopg 3 sends an
+    # int as smallint or integer by its size, and prepares a statement per parameter types.
     psycopg = sa.make_url(database_url).set(drivername="postgresql+psycopg")
-    engine = transactions.create_engine(psycopg.render_as_string(hide_password=False), pool_size=1)
+    url = psycopg.render_as_string(hide_password=False)
+    admin = sa.create_engine(url)
+    with admin.begin() as conn:
+        for table_name, column in (("TBLS", "TBL_ID"), ("SDS", "SD_ID"), ("SERDES", "SERDE_ID")):
+            conn.exec_driver_sql(
+                f"SELECT setval(pg_get_serial_sequence('\"{table_name}\"', '{column}'), 40000)"
+            )
+    admin.dispose()
+    client.create_table(table(DB, "big", sd=_sd(None, "big")))
+    # One connection, so that every call runs the statements prepared on it.
+    engine = transactions.create_engine(url, pool_size=1)
     try:
         handler = Handler(transactions.Transactions(engine), Settings(cache_size=0))
         for _ in range(12):
-            handler.get_table(DB, "u")
+            assert handler.get_table(DB, "u").sd.parameters == {"sd.param": "u"}
+            assert handler.get_table(DB, "big").sd.parameters == {"sd.param": "big"}
         with engine.connect() as conn:
             plans = conn.exec_driver_sql(
-                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+                "SELECT statement, parameter_types::text, generic_plans, custom_plans"
+                " FROM pg_prepared_statements"
                 " WHERE statement LIKE '%%PARTITION_KEYS%%' AND statement LIKE '%%SERDE_PARAMS%%'"
             ).all()
     finally:
         engine.dispose()
     assert len(plans) == 1, plans
-    statement, generic, custom = plans[0]
-    # Its ids are plain parameters: an array parameter, which PostgreSQL estimates at ten
-    # values, makes the plan made once look dearer than one made for a single id, and on a
-    # large metastore PostgreSQL then plans the statement again at every call.
-    assert "unnest" not in statement.lower()
-    # psycopg prepares a statement at its sixth run; PostgreSQL plans the first five calls
-    # of a prepared statement for their values, then keeps the generic plan.
-    assert generic >= 1 and custom <= 5, plans
+    statement, types, generic, custom = plans[0]
+    assert "unnest" not in statement.lower() and "[]" not in types, plans
+    # Of its 24 runs, the sixth prepared it: that one and the 18 after ran on the plan made
+    # once, none on a plan made for their values.
+    assert (generic, custom) == (19, 0), plans

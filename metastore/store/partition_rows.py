@@ -438,62 +438,110 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     branches: list[tuple[str, Select[Any], Any]] = [
         (
             "parts",
-            select(kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text),
+            select(
+                kind(_VALUE), kv.PART_ID, kv.INTEGER_IDX, kv.PART_KEY_VAL, no_text, no_text, no_int
+            ),
             kv.PART_ID,
         ),
         (
             "parts",
-            select(kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text),
+            select(
+                kind(_PART_PARAM), pp.PART_ID, no_int, pp.PARAM_KEY, pp.PARAM_VALUE, no_text, no_int
+            ),
             pp.PART_ID,
         ),
         (
             "sds",
-            select(kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text),
+            select(
+                kind(_SD_PARAM), sp.SD_ID, no_int, sp.PARAM_KEY, sp.PARAM_VALUE, no_text, no_int
+            ),
             sp.SD_ID,
         ),
         (
             "serdes",
-            select(kind(_SERDE_PARAM), xp.SERDE_ID, no_int, xp.PARAM_KEY, xp.PARAM_VALUE, no_text),
+            select(
+                kind(_SERDE_PARAM),
+                xp.SERDE_ID,
+                no_int,
+                xp.PARAM_KEY,
+                xp.PARAM_VALUE,
+                no_text,
+                no_int,
+            ),
             xp.SERDE_ID,
         ),
         (
             "sds",
-            select(kind(_BUCKET), bc.SD_ID, bc.INTEGER_IDX, bc.BUCKET_COL_NAME, no_text, no_text),
+            select(
+                kind(_BUCKET),
+                bc.SD_ID,
+                bc.INTEGER_IDX,
+                bc.BUCKET_COL_NAME,
+                no_text,
+                no_text,
+                no_int,
+            ),
             bc.SD_ID,
         ),
         (
             "sds",
-            select(kind(_SKEWED), sk.SD_ID, sk.INTEGER_IDX, sk.SKEWED_COL_NAME, no_text, no_text),
+            select(
+                kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text, sc.ORDER
+            ),
+            sc.SD_ID,
+        ),
+        (
+            "sds",
+            select(
+                kind(_SKEWED),
+                sk.SD_ID,
+                sk.INTEGER_IDX,
+                sk.SKEWED_COL_NAME,
+                no_text,
+                no_text,
+                no_int,
+            ),
             sk.SD_ID,
         ),
         (
             "cds",
             select(
-                kind(_COLUMN), co.CD_ID, co.INTEGER_IDX, co.COLUMN_NAME, co.TYPE_NAME, co.COMMENT
+                kind(_COLUMN),
+                co.CD_ID,
+                co.INTEGER_IDX,
+                co.COLUMN_NAME,
+                co.TYPE_NAME,
+                co.COMMENT,
+                no_int,
             ),
             co.CD_ID,
         ),
         (
             "tbls",
-            select(kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text),
+            select(
+                kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text, no_int
+            ),
             tp.TBL_ID,
         ),
         (
             "tbls",
             select(
-                kind(_KEY), pk.TBL_ID, pk.INTEGER_IDX, pk.PKEY_NAME, pk.PKEY_TYPE, pk.PKEY_COMMENT
+                kind(_KEY),
+                pk.TBL_ID,
+                pk.INTEGER_IDX,
+                pk.PKEY_NAME,
+                pk.PKEY_TYPE,
+                pk.PKEY_COMMENT,
+                no_int,
             ),
             pk.TBL_ID,
         ),
     ]
-    # The number field: only sort columns have one (their order).
-    selects = [
-        rows.add_columns(no_int).where(among(owner)(column))
-        for owner, rows, column in branches
-        if shape[_OWNERS.index(owner)]
-    ]
-    if shape[_OWNERS.index("sds")]:
-        sort = select(kind(_SORT), sc.SD_ID, sc.INTEGER_IDX, sc.COLUMN_NAME, no_text, no_text)
-        selects.append(sort.add_columns(sc.ORDER).where(among("sds")(sc.SD_ID)))
-    ordered = union_all(*selects)
+    ordered = union_all(
+        *(
+            rows.where(among(owner)(column))
+            for owner, rows, column in branches
+            if shape[_OWNERS.index(owner)]
+        )
+    )
     return ordered.order_by(literal_column("1"), literal_column("2"), literal_column("3"))

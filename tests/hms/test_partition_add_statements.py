@@ -1,11 +1,13 @@
-"""Adding a partition: the table is read with its keys in one statement, and whether the
+"""Adding partitions: the table is read with its keys in one statement; whether the
 partitions have doubled since they were last analyzed (which then analyzes them again) is
 checked only when it may be, so that an add between two doublings spares that statement
-(three on SQLite)."""
+(three on SQLite); and the partitions added are read back only for the calls that answer
+with them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 import sqlalchemy as sa
@@ -13,6 +15,7 @@ from conftest import RunningServer, connect
 from driver_trace import DriverStatements
 from metadata_builders import Client, make_partitioned, partition
 
+from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
 from metastore.store import migrate
 from metastore.store import partitions as store_partitions
@@ -92,3 +95,35 @@ def test_the_check_runs_again_after_a_bounded_number_of_adds(
     # two adds spared, then a check.
     spared = [n for n in range(18, 32) if statements[n - 1] == fewest]
     assert spared == [18, 19, 21, 22, 24, 25, 27, 28, 30, 31], statements
+
+
+def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_them(
+    server: tuple[RunningServer, Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """add_partitions (a count) and add_partitions_req with needResult false answer without
+    the partitions, so they do not read them back; the calls that answer with them give
+    them as stored."""
+    running, client = server
+    answers = running.handler.answers
+    read_back: list[int] = []
+    original = answers.partitions_by_ids
+
+    def spied(s: Any, db: Any, table: Any, part_ids: Sequence[int]) -> list[t.Partition]:
+        read_back.append(len(part_ids))
+        return original(s, db, table, part_ids)
+
+    monkeypatch.setattr(answers, "partitions_by_ids", spied)
+
+    def request(values: list[str], need_result: bool) -> t.AddPartitionsRequest:
+        parts = [partition("adds", "t", [v]) for v in values]
+        return t.AddPartitionsRequest("adds", "t", parts, False, need_result)
+
+    assert client.add_partitions_req(request(["a", "b", "c"], False)).partitions is None
+    assert client.add_partitions([partition("adds", "t", [v]) for v in ["d", "e"]]) == 2
+    assert read_back == []
+    added = client.add_partitions_req(request(["f", "g"], True)).partitions
+    assert added == client.get_partitions_by_names("adds", "t", ["ds=f", "ds=g"])
+    one = client.add_partition(partition("adds", "t", ["h"]))
+    assert one == client.get_partition("adds", "t", ["h"])
+    assert read_back == [2, 1]
+    assert client.get_partition_names("adds", "t", -1) == [f"ds={v}" for v in "abcdefgh"]

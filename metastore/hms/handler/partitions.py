@@ -250,7 +250,6 @@ class PartitionCalls(ServiceBase):
             request.dbName,
             request.tblName,
             request.catName,
-            request.environmentContext,
         )
         if request.needResult is False:  # HMS's default is True
             return t.AddPartitionsResult(partitions=None)

@@ -131,26 +131,6 @@ def test_partitions_are_counted_when_added_and_when_their_figures_change(
     assert fast(client.get_partition(db_name, "p", ["1"]).parameters) == ("3", "300")
 
 
-def test_add_partitions_req_follows_its_environment_context(
-    client: Client, db_name: str, tmp_path: Path
-) -> None:
-    """As HMS 4 does: a statistics task adding partitions (colstats' own job among them)
-    says DO_NOT_UPDATE_STATS and gives its own figures, so their folders are not counted."""
-    client.create_database(database(db_name))
-    client.create_table(table(db_name, "p", keys=fields(("ds", "string"))))
-
-    def add(value: str, context: t.EnvironmentContext | None) -> dict[str, str]:
-        located = folder_with_files(tmp_path / value, 7, 8)
-        part = partition(db_name, "p", [value], sd=storage(location=located))
-        request = t.AddPartitionsRequest(db_name, "p", [part], False, environmentContext=context)
-        client.add_partitions_req(request)
-        params: dict[str, str] = client.get_partition(db_name, "p", [value]).parameters
-        return params
-
-    assert fast(add("counted", None)) == ("2", "15")
-    assert fast(add("not-counted", NO_COUNT)) == (None, None)
-
-
 def test_a_rename_is_not_counted(client: Client, db_name: str, tmp_path: Path) -> None:
     client.create_database(database(db_name))
     location = folder_with_files(tmp_path / "t", 64)

@@ -3,8 +3,9 @@
 
 One module per command group builds its part of the parser and runs it. Only this module
 turns errors into messages and exit codes (see metastore.cli.errors: 0 done, 1 failed,
-2 usage, 130 interrupted); `--traceback` shows the full trace instead. A reader that closes
-the output early (`metastore ls | head`) ends the command quietly.
+2 usage, 130 interrupted; `serve` stops with 0 on a signal); `--traceback` shows the full
+trace instead. A reader that closes the output early (`metastore ls | head`) ends the
+command quietly.
 
 Each group imports what it needs when it runs, so that `metastore serve` loads no Spark,
 PyArrow or NumPy and `metastore analyze` loads no database layer.
@@ -32,7 +33,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="metastore",
         description="A column-statistics metastore that speaks the Hive Metastore protocol.",
         epilog="Exit codes: 0 done, 1 failed (one line on stderr says why), 2 bad arguments "
-        "or settings, 130 interrupted (serve stops cleanly on Ctrl-C or SIGTERM, with 0).",
+        "or settings, 130 interrupted (serve, once serving, stops cleanly on Ctrl-C or SIGTERM, "
+        "with 0).",
     )
     parser.add_argument("--config", help="TOML settings file (also METASTORE_CONFIG)")
     parser.add_argument(

@@ -55,7 +55,7 @@ class PartitionCalls(ServiceBase):
     ) -> _Added | None:
         """Add PARTS (all of one table); the partitions added (None when PARTS is empty),
         for `_as_stored` when the call answers with them. A partition whose folder exists
-        already gets HMS's fast statistics (numFiles, totalSize; see service.fast_stats)
+        already gets HMS's fast statistics (numFiles, totalSize; see handler.fast_stats)
         unless CONTEXT says not to."""
         if not parts:
             return None
@@ -148,8 +148,7 @@ class PartitionCalls(ServiceBase):
 
     def _as_stored(self, s: Session, added: _Added | None) -> list[t.Partition]:
         """The partitions ADDED, read back as stored, in name order: only for the calls that
-        answer with them (100 partitions read back: 4.5 ms on SQLite, 12 ms on PostgreSQL,
-        in process, against 50 to 130 ms to add them)."""
+        answer with them (the others would read and build a whole batch for nothing)."""
         if added is None:
             return []
         return self.answers.partitions_by_ids(s, added.db, added.table, added.part_ids)

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from timing import progress, since
@@ -43,13 +43,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def hms_command(jars: Path, home: Path, port: int, java_options: Sequence[str] = ()) -> list[str]:
+def hms_command(
+    jars: Path,
+    home: Path,
+    port: int,
+    java_options: Sequence[str] = (),
+    hive_conf: Mapping[str, str] | None = None,
+) -> list[str]:
     conf = {
         **HMS_CONF,
         "javax.jdo.option.ConnectionURL": (
             f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true"
         ),
         "hive.metastore.warehouse.dir": str(home / "warehouse"),
+        **(hive_conf or {}),
     }
     command = [
         "java",
@@ -125,21 +132,27 @@ class HiveMetastoreProcess:
 
 @contextlib.contextmanager
 def started_hive_metastore(
-    jars: Path, java_options: Sequence[str] = ()
+    jars: Path,
+    java_options: Sequence[str] = (),
+    hive_conf: Mapping[str, str] | None = None,
+    home: Path | None = None,
 ) -> Iterator[HiveMetastoreProcess]:
-    """HMS 2.3.10 starting on a free loopback port with Derby in a temp dir, not waited for,
-    so that the caller can do something else in the tens of seconds it takes to start.
+    """HMS 2.3.10 starting on a free loopback port with Derby in a temp dir (or in HOME,
+    kept afterwards, for a metastore started again on the same Derby), not waited for, so
+    that the caller can do something else in the tens of seconds it takes to start.
+    HIVE_CONF: settings besides HMS_CONF.
 
     It runs in its own session, so that Ctrl-C reaches only this script, whose finally
     blocks then stop it and remove the temp dir.
     """
-    with tempfile.TemporaryDirectory(prefix="colstats-bench-hms-") as tmp:
-        home = Path(tmp)
-        (home / "tmp").mkdir()
+    with contextlib.ExitStack() as stack:
+        if home is None:
+            home = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="colstats-hms-")))
+        (home / "tmp").mkdir(exist_ok=True)
         port = free_port()
-        with (home / "hms.log").open("wb") as out:
+        with (home / "hms.log").open("ab") as out:
             process = subprocess.Popen(
-                hms_command(jars, home, port, java_options),
+                hms_command(jars, home, port, java_options, hive_conf),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=out,

@@ -50,6 +50,7 @@ RIGHTS: Mapping[str, Right] = {
     "drop_database": Right.DROP,
     "create_table_with_environment_context": Right.WRITE,
     "alter_table_with_environment_context": Right.WRITE,
+    "alter_table_req": Right.WRITE,
     "drop_table_with_environment_context": Right.DROP,
     "add_partition": Right.WRITE,
     "add_partition_with_environment_context": Right.WRITE,
@@ -79,6 +80,11 @@ RIGHTS: Mapping[str, Right] = {
     "set_aggr_stats_for": Right.WRITE,
     "delete_table_column_statistics": Right.DROP,
     "delete_partition_column_statistics": Right.DROP,
+    # HMS locks: taken around a write (Iceberg's commits).
+    "lock": Right.WRITE,
+    "check_lock": Right.WRITE,
+    "unlock": Right.WRITE,
+    "heartbeat": Right.WRITE,
 }
 
 

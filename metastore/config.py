@@ -22,6 +22,8 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     # Answers served from memory (bytes; 0 turns the cache off), metrics for Prometheus
     cache_size = 268435456
     metrics_port = 9090
+    # HMS locks (Iceberg's Hive catalog): seconds without a heartbeat before a lock is gone
+    lock_timeout = 300.0
     # Security: "plain" (default), "kerberos" or "tls", and the keys of that mode
     security = "kerberos"
     kerberos_keytab = "/etc/security/keytabs/hive.service.keytab"
@@ -107,6 +109,9 @@ class Settings:
     """Most elements in one list, set or map of a request."""
     cache_size: int = 256 * 1024 * 1024
     """Bytes the cache of answers may hold (metastore.hms.cache); 0 turns it off."""
+    lock_timeout: float = 300.0
+    """Seconds after which an HMS lock not heartbeated is gone (HMS's hive.txn.timeout), by
+    the database's clock: how long a client that died holding a lock blocks its table."""
     metrics_port: int | None = None
     """The port of the metrics in Prometheus's text format (metastore.hms.metrics); unset:
     none."""
@@ -165,6 +170,8 @@ class Settings:
             raise SettingsError(f"flight_port must be a port number, not {self.flight_port}")
         if self.flight_port is not None and self.flight_port == self.port != 0:
             raise SettingsError("flight_port must differ from port (the Thrift port)")
+        if self.lock_timeout <= 0:
+            raise SettingsError("lock_timeout must be more than 0 seconds")
         if self.idle_timeout < 0 or self.request_timeout <= 0:
             raise SettingsError("idle_timeout must be 0 or more, request_timeout more than 0")
         from metastore.access import parse_group_mapping

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
@@ -30,7 +30,7 @@ from metastore import audit
 from metastore.access import Policy, current_connection, required_right
 from metastore.errors import MetastoreError, OutcomeUnknown, Refused
 from metastore.names import InvalidNameError
-from metastore.store.transactions import Transactions
+from metastore.store.transactions import ATTEMPTS, Transactions
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,13 @@ class Operations:
         *,
         write: bool,
         target: str = "",
+        audited: Callable[[Any], str] | None = None,
+        attempts: int = ATTEMPTS,
     ) -> T:
         """WORK(session) as operation NAME (see the module docstring). WRITE marks a change:
         it needs the right access.RIGHTS gives it and is audited with TARGET (the objects it
-        names, as audit.target renders them)."""
+        names, as audit.target renders them) and, when it succeeds, AUDITED(result) (what it
+        made, such as a lock's id). ATTEMPTS: as Transactions.run takes it."""
         started = time.perf_counter()
         connection = current_connection()
         right = required_right(name, write)
@@ -90,7 +93,9 @@ class Operations:
             raise self.door.error(name, Refused(message)) from None
         outcome = "ok"
         try:
-            result = self.tx.run(work, name=name, write=write)
+            result = self.tx.run(work, name=name, write=write, attempts=attempts)
+            if write and audited is not None:
+                target = f"{target} {audited(result)}".strip()
         except Exception as e:
             error, outcome = self._failure(name, e)
             if error is e:

@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
+from hms_oracle import hive_metastore_oracle
+from hms_process import HiveMetastoreProcess
 from java_tools import unavailable
 from kdc import KerberosRealm, missing_tools
 from pki import Pki
@@ -206,6 +208,14 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def hms_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMetastoreProcess]:
+    """The real Hive Metastore 2.3.10 that tests compare colstats with, one for the session
+    (tests/hms_oracle.py says what it has and how tests share it)."""
+    with hive_metastore_oracle(tmp_path_factory.mktemp("hms-oracle")) as hms:
+        yield hms
 
 
 @pytest.fixture(scope="session")

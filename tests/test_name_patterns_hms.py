@@ -3,24 +3,21 @@
 Both metastores get the same databases, tables (managed, external, views) and functions, with
 names chosen so that each reading of a pattern gives another answer; then every pattern goes
 to get_databases, get_tables, get_tables_by_type (each table type), get_table_meta (database
-and table patterns) and get_functions on both, and the answers must be equal. HMS starts once
-for the module (about 20 s, filling included). Where colstats answers otherwise on purpose, a
+and table patterns) and get_functions on both, and the answers must be equal. HMS is the
+session's oracle (tests/hms_oracle.py). Where colstats answers otherwise on purpose, a
 test says why.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import metadata_builders as mb
 import pytest
 from conftest import RunningServer, connect
-from hms_process import pyspark_jars, started_hive_metastore
-from java_tools import unavailable
+from hms_process import HiveMetastoreProcess
 from thrift.transport import TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
@@ -45,9 +42,6 @@ TABLES = {
     "xy": {"MANAGED_TABLE": ["a", "xa"], "EXTERNAL_TABLE": ["ext_b"], "VIRTUAL_VIEW": ["va"]},
 }
 FUNCTIONS = ["f_b", "fa", "fab", "gx"]
-# HMS retries a call whose query fails, 10 times 2 s apart (RetryingHMSHandler); the patterns
-# it fails on fail every time, so once and at once (0 attempts keeps it from starting).
-HMS_JAVA_OPTIONS = ("-Dhive.hmshandler.retry.attempts=1", "-Dhive.hmshandler.retry.interval=0")
 
 PATTERNS = [
     # what clients send: Spark "*", Trino ".*", Hive 'SHOW TABLES LIKE' with '*' and '|'
@@ -67,14 +61,6 @@ PATTERNS = [
 class Metastores:
     hms: Client
     colstats: Client
-
-
-def _jars() -> Path:
-    if importlib.util.find_spec("pyspark") is None:
-        unavailable("pyspark is not installed (pip install -e '.[spark]')")
-    if shutil.which("java") is None:
-        unavailable("java is not installed (a JDK 17 is needed)")
-    return pyspark_jars()
 
 
 def _fill(client: Client, warehouse: Path) -> None:
@@ -108,28 +94,27 @@ def _fill(client: Client, warehouse: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def metastores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Metastores]:
-    """HMS 2.3.10 and colstats (SQLite), each with the objects above."""
-    jars = _jars()
+def metastores(
+    hms_oracle: HiveMetastoreProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Metastores]:
+    """HMS 2.3.10 (the session's oracle) and colstats (SQLite), each with the objects above."""
     home = tmp_path_factory.mktemp("patterns")
-    with started_hive_metastore(jars, HMS_JAVA_OPTIONS) as hms:
-        url = f"sqlite:///{home / 'metastore.db'}"
-        migrate.upgrade(url)
-        server = RunningServer(url, Settings())
-        transports: list[TTransport.TTransportBase] = []
-        try:
-            colstats, transport = connect(server.port)
-            transports.append(transport)
-            _fill(colstats, home / "colstats")
-            hms.wait()
-            hive, transport = connect(hms.port)
-            transports.append(transport)
-            _fill(hive, home / "hms")
-            yield Metastores(hms=hive, colstats=colstats)
-        finally:
-            for transport in transports:
-                transport.close()
-            server.stop()
+    url = f"sqlite:///{home / 'metastore.db'}"
+    migrate.upgrade(url)
+    server = RunningServer(url, Settings())
+    transports: list[TTransport.TTransportBase] = []
+    try:
+        colstats, transport = connect(server.port)
+        transports.append(transport)
+        _fill(colstats, home / "colstats")
+        hive, transport = connect(hms_oracle.port)
+        transports.append(transport)
+        _fill(hive, home / "hms")
+        yield Metastores(hms=hive, colstats=colstats)
+    finally:
+        for transport in transports:
+            transport.close()
+        server.stop()
 
 
 Answer = list[str] | list[tuple[str, str, str, str | None]] | str

@@ -26,6 +26,11 @@ exception NoSuchObjectException { 1: string message }
 exception InvalidOperationException { 1: string message }
 exception ConfigValSecurityException { 1: string message }
 exception InvalidInputException { 1: string message }
+// The exceptions of the lock calls (and of Hive's ACID transactions, which colstats refuses).
+exception NoSuchTxnException { 1: string message }
+exception TxnAbortedException { 1: string message }
+exception TxnOpenException { 1: string message }
+exception NoSuchLockException { 1: string message }
 
 // ---------------------------------------------------------------------------------------------
 // Metadata.
@@ -136,6 +141,26 @@ struct Table {
   23: optional list<string> requiredReadCapabilities,
   24: optional list<string> requiredWriteCapabilities,
   25: optional i64 id
+}
+
+// alter_table_req (Hive 4). expectedParameterKey and expectedParameterValue (HIVE-26882): the
+// alter is made only while the stored table parameter has that value, as with the environment
+// context's expected_parameter_key and expected_parameter_value.
+struct AlterTableRequest {
+  1: optional string catName,
+  2: required string dbName,
+  3: required string tableName,
+  4: required Table table,
+  5: optional EnvironmentContext environmentContext,
+  6: optional i64 writeId = -1,
+  7: optional string validWriteIdList,
+  8: optional list<string> processorCapabilities,
+  9: optional string processorIdentifier,
+  10: optional string expectedParameterKey,
+  11: optional string expectedParameterValue
+}
+
+struct AlterTableResponse {
 }
 
 // Field 8 (privileges) and 13 (fileMetadata) are not declared: colstats keeps no grants.
@@ -488,6 +513,115 @@ struct PartitionsStatsResult {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Locks: the HMS locks that Iceberg's Hive catalog (pyiceberg, Java Iceberg, Trino) takes around
+// a commit. Locks without a transaction (txnid absent or 0) are served; colstats has no ACID
+// transactions, so a request that names one is refused.
+
+enum LockLevel {
+  DB = 1,
+  TABLE = 2,
+  PARTITION = 3,
+}
+
+enum LockState {
+  ACQUIRED = 1,
+  WAITING = 2,
+  ABORT = 3,
+  NOT_ACQUIRED = 4,
+}
+
+enum LockType {
+  SHARED_READ = 1,
+  SHARED_WRITE = 2,
+  EXCLUSIVE = 3,
+  EXCL_WRITE = 4,
+}
+
+enum DataOperationType {
+  SELECT = 1,
+  INSERT = 2,
+  UPDATE = 3,
+  DELETE = 4,
+  UNSET = 5,
+  NO_TXN = 6,
+}
+
+// Field 7 is HMS 2.3's isAcid and Hive 4's isTransactional: one id, one meaning on the wire.
+struct LockComponent {
+  1: required LockType type,
+  2: required LockLevel level,
+  3: required string dbname,
+  4: optional string tablename,
+  5: optional string partitionname,
+  6: optional DataOperationType operationType = DataOperationType.UNSET,
+  7: optional bool isTransactional = false,
+  8: optional bool isDynamicPartitionWrite = false
+}
+
+struct LockRequest {
+  1: required list<LockComponent> component,
+  2: optional i64 txnid,
+  3: required string user,
+  4: required string hostname,
+  5: optional string agentInfo = "Unknown",
+  6: optional bool zeroWaitReadEnabled = false,
+  7: optional bool exclusiveCTAS = false,
+  8: optional bool locklessReadsEnabled = false
+}
+
+struct LockResponse {
+  1: required i64 lockid,
+  2: required LockState state,
+  3: optional string errorMessage
+}
+
+struct CheckLockRequest {
+  1: required i64 lockid,
+  2: optional i64 txnid,
+  3: optional i64 elapsed_ms,
+}
+
+struct UnlockRequest {
+  1: required i64 lockid,
+}
+
+struct ShowLocksRequest {
+  1: optional string dbname,
+  2: optional string tablename,
+  3: optional string partname,
+  4: optional bool isExtended = false,
+  5: optional i64 txnid,
+}
+
+struct ShowLocksResponseElement {
+  1: required i64 lockid,
+  2: required string dbname,
+  3: optional string tablename,
+  4: optional string partname,
+  5: required LockState state,
+  6: required LockType type,
+  7: optional i64 txnid,
+  8: required i64 lastheartbeat,
+  9: optional i64 acquiredat,
+  10: required string user,
+  11: required string hostname,
+  12: optional i32 heartbeatCount = 0,
+  13: optional string agentInfo,
+  14: optional i64 blockedByExtId,
+  15: optional i64 blockedByIntId,
+  16: optional i64 lockIdInternal,
+}
+
+struct ShowLocksResponse {
+  1: list<ShowLocksResponseElement> locks,
+}
+
+struct HeartbeatRequest {
+  1: optional i64 lockid,
+  2: optional i64 txnid
+}
+
+// ---------------------------------------------------------------------------------------------
 // Service. ThriftHiveMetastore extends fb303.FacebookService in HMS; colstats declares fb303's
 // shutdown (see below) and answers the other fb303 calls with UNKNOWN_METHOD, which the clients
 // named above never make.
@@ -560,6 +694,8 @@ service ThriftHiveMetastore {
   void alter_table_with_environment_context(1: string dbname, 2: string tbl_name,
                                             3: Table new_tbl,
                                             4: EnvironmentContext environment_context)
+    throws (1: InvalidOperationException o1, 2: MetaException o2)
+  AlterTableResponse alter_table_req(1: AlterTableRequest req)
     throws (1: InvalidOperationException o1, 2: MetaException o2)
 
   // Partitions.
@@ -718,6 +854,17 @@ service ThriftHiveMetastore {
   Function get_function(1: string dbName, 2: string funcName)
     throws (1: MetaException o1, 2: NoSuchObjectException o2)
   GetAllFunctionsResponse get_all_functions() throws (1: MetaException o1)
+
+  // Locks (see the structs above). unlock of an unknown lock id succeeds, as in HMS 2.3.
+  LockResponse lock(1: LockRequest rqst)
+    throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2)
+  LockResponse check_lock(1: CheckLockRequest rqst)
+    throws (1: NoSuchTxnException o1, 2: TxnAbortedException o2, 3: NoSuchLockException o3)
+  void unlock(1: UnlockRequest rqst)
+    throws (1: NoSuchLockException o1, 2: TxnOpenException o2)
+  ShowLocksResponse show_locks(1: ShowLocksRequest rqst)
+  void heartbeat(1: HeartbeatRequest ids)
+    throws (1: NoSuchLockException o1, 2: NoSuchTxnException o2, 3: TxnAbortedException o3)
 
   // The Hive 2.3 client sends it first on every connection; HMS 2.3 answers group_names.
   list<string> set_ugi(1: string user_name, 2: list<string> group_names)

@@ -44,10 +44,26 @@ class _Target:
                 if len(entries) > 1:
                     self.fields.pop("part", None)
                     self.set("entries", len(entries))
+        elif isinstance(value, t.AlterTableRequest):
+            self.set("db", value.dbName)
+            self.set("tbl", value.tableName)
         elif isinstance(value, t.AddPartitionsRequest):
             self.set("db", value.dbName)
             self.set("tbl", value.tblName)
             self.set("partitions", len(value.parts or []))
+        elif isinstance(value, t.LockRequest):
+            parts = value.component or []
+            if parts:
+                self.set("db", parts[0].dbname)
+                if len(parts) == 1:
+                    self.set("tbl", parts[0].tablename)
+                    self.set("part", parts[0].partitionname)
+                    self.set("type", t.LockType._VALUES_TO_NAMES.get(parts[0].type))
+                else:
+                    self.set("components", len(parts))
+            self.set("agent", value.agentInfo)
+        elif isinstance(value, t.CheckLockRequest | t.UnlockRequest | t.HeartbeatRequest):
+            self.set("lockid", value.lockid)
         elif isinstance(value, list) and value and isinstance(value[0], t.Partition):
             if len(value) == 1:
                 self.add(value[0])

@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
+from thrift.Thrift import TApplicationException
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
@@ -31,6 +32,7 @@ from metastore.errors import (
 )
 from metastore.hms.audit_target import target
 from metastore.operation import Operations
+from metastore.store.transactions import ATTEMPTS
 
 # The exceptions of the IDL: each reaches the client as declared by the call (a call that
 # raises one its IDL entry does not declare makes the processor answer INTERNAL_ERROR).
@@ -45,6 +47,11 @@ DECLARED = (
     t.UnknownTableException,
     t.UnknownPartitionException,
     t.InvalidPartitionException,
+    t.NoSuchLockException,
+    t.NoSuchTxnException,
+    t.TxnAbortedException,
+    t.TxnOpenException,
+    TApplicationException,
 )
 
 # The IDL exception of each kind of the core's errors.
@@ -73,14 +80,27 @@ class ThriftDoor:
 
     def error(self, name: str, error: MetastoreError) -> Exception:
         if isinstance(error, OutcomeUnknown):
-            return t.MetaException(f"{name}: {error.message}")
+            return _meta(name, f"{name}: {error.message}")
         for kind, exception in _OF_KIND:
             if isinstance(error, kind) and exception in declared(name):
                 return exception(error.message)
-        return t.MetaException(error.message)
+        return _meta(name, error.message)
 
     def internal(self, name: str, error: Exception) -> Exception:
-        return t.MetaException(f"internal error in {name}: {type(error).__name__}: {error}")
+        return _meta(name, f"internal error in {name}: {type(error).__name__}: {error}")
+
+
+def _meta(name: str, message: str) -> Exception:
+    """MetaException(MESSAGE) where call NAME declares it; else (the lock calls declare only
+    their own exceptions) the TApplicationException that HMS answers such calls with, which
+    carries MESSAGE too (the generated processor would replace any other exception with
+    "Internal error")."""
+    error: Exception
+    if t.MetaException in declared(name):
+        error = t.MetaException(message)
+    else:
+        error = TApplicationException(TApplicationException.INTERNAL_ERROR, message)
+    return error
 
 
 THRIFT_DOOR = ThriftDoor()
@@ -101,12 +121,17 @@ CHANGING_CALLS: set[str] = set()
 
 
 def call(
-    *, write: bool
+    *,
+    write: bool,
+    audited: Callable[[Any], str] | None = None,
+    attempts: int = ATTEMPTS,
 ) -> Callable[[Callable[Concatenate[S, Session, P], R]], Callable[Concatenate[S, P], R]]:
     """Make a handler method a Thrift call: METHOD(self, session, *args) becomes
     CALL(self, *args), run as an operation (metastore.operation.Operations.run) named after
     the method. A WRITE call is a change: it needs the right access.RIGHTS gives it and
-    leaves an audit line naming the objects of its arguments (metastore.hms.audit_target).
+    leaves an audit line naming the objects of its arguments (metastore.hms.audit_target)
+    and, when AUDITED is given, what AUDITED(result) says of its result. ATTEMPTS: how
+    often its transaction may run (metastore.store.transactions.Transactions.run).
     """
 
     def decorate(method: Callable[Concatenate[S, Session, P], R]) -> Callable[Concatenate[S, P], R]:
@@ -126,6 +151,8 @@ def call(
                 lambda s: method(self, s, *args, **kwargs),
                 write=write,
                 target=what,
+                audited=audited,
+                attempts=attempts,
             )
 
         return wrapper

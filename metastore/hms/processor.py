@@ -18,7 +18,8 @@ from metastore.store import versions
 
 log = logging.getLogger(__name__)
 
-# The calls of Hive's ACID tables; colstats serves non-transactional tables only.
+# The calls of Hive's ACID tables; colstats serves non-transactional tables only (and the
+# locks without a transaction that Iceberg's Hive catalog takes: metastore.hms.handler.locks).
 _TRANSACTION_CALLS = frozenset(
     {
         "open_txns",
@@ -28,11 +29,6 @@ _TRANSACTION_CALLS = frozenset(
         "get_open_txns",
         "get_open_txns_info",
         "get_open_txns_req",
-        "lock",
-        "check_lock",
-        "unlock",
-        "show_locks",
-        "heartbeat",
         "heartbeat_txn_range",
         "allocate_table_write_ids",
         "get_valid_write_ids",
@@ -50,8 +46,10 @@ def unserved(method: str) -> str:
     """The message of the answer to a call colstats does not serve."""
     if method in _TRANSACTION_CALLS:
         return (
-            f"Unknown function {method}: colstats does not serve transactions and locks "
-            "(ACID tables); use non-transactional tables"
+            f"Unknown function {method}: colstats does not serve Hive ACID transactions "
+            "(transactional tables); it serves non-transactional tables, and Iceberg tables "
+            "with the locks their Hive catalog takes (lock, check_lock, unlock, heartbeat, "
+            "show_locks)"
         )
     return f"Unknown function {method}: colstats does not serve this call"
 

@@ -39,6 +39,7 @@ from sqlalchemy import (
     false,
     text,
 )
+from sqlalchemy import Column as SaColumn
 from sqlalchemy import Table as SaTable
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -423,3 +424,41 @@ class PartitionColumnStats(ColumnStatsMixin, Base):
     __table_args__ = (UniqueConstraint("PART_ID", "COLUMN_NAME", "ENGINE"),)
 
     PART_ID: Mapped[int] = _owner("PARTITIONS.PART_ID")
+
+
+class HiveLock(Base):
+    """One component of an HMS lock (metastore.store.locks), as HMS's own HIVE_LOCKS keeps
+    it, so that HMS's operators find their way around and a database HMS shares holds one
+    set of locks: HL_LOCK_EXT_ID is the lock id clients hold, HL_LOCK_INT_ID numbers its
+    components from 1. States 'a' (acquired) and 'w' (waiting); types 'e' (exclusive), 'r'
+    (shared read), 'w' (shared write), 'x' (exclusive write). Times are milliseconds since
+    the epoch by the database's clock. No foreign keys: a lock may name a table that does
+    not exist yet (Iceberg locks a table before it creates it)."""
+
+    __tablename__ = "HIVE_LOCKS"
+
+    HL_LOCK_EXT_ID: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    HL_LOCK_INT_ID: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    HL_TXNID: Mapped[int] = mapped_column(BigInteger)
+    HL_DB: Mapped[str] = mapped_column(String(128))
+    HL_TABLE: Mapped[str | None] = mapped_column(String(256))
+    HL_PARTITION: Mapped[str | None] = mapped_column(String(767))
+    HL_LOCK_STATE: Mapped[str] = mapped_column(String(1))
+    HL_LOCK_TYPE: Mapped[str] = mapped_column(String(1))
+    HL_LAST_HEARTBEAT: Mapped[int] = mapped_column(BigInteger)
+    HL_ACQUIRED_AT: Mapped[int | None] = mapped_column(BigInteger)
+    HL_USER: Mapped[str] = mapped_column(String(128))
+    HL_HOST: Mapped[str] = mapped_column(String(128))
+    HL_HEARTBEAT_COUNT: Mapped[int | None] = mapped_column(Integer)
+    HL_AGENT_INFO: Mapped[str | None] = mapped_column(String(128))
+    HL_BLOCKEDBY_EXT_ID: Mapped[int | None] = mapped_column(BigInteger)
+    HL_BLOCKEDBY_INT_ID: Mapped[int | None] = mapped_column(BigInteger)
+
+
+NEXT_LOCK_ID = SaTable(
+    "NEXT_LOCK_ID",
+    Base.metadata,
+    SaColumn("NL_NEXT", BigInteger, nullable=False),
+)
+"""The next lock id: one row, as in HMS. Each `lock` takes it and moves it on in its own
+transaction, so lock ids increase, are never reused, and are taken one at a time."""

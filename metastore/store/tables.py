@@ -103,3 +103,19 @@ def delete_table(s: Session, table: m.Table) -> None:
     )
     s.execute(delete(m.Table).where(m.Table.TBL_ID == table.TBL_ID))
     delete_storages(s, [*part_sd_ids, table.SD_ID])
+
+
+def locked_param(s: Session, tbl_id: int, key: str) -> str | None:
+    """Parameter KEY of table TBL_ID as committed, with the table locked until the end of the
+    transaction of S, so that a change that depends on the value (a compare-and-swap of
+    Iceberg's metadata_location) cannot interleave with another. On PostgreSQL the table's
+    row is locked first and the value read in a statement of its own, which sees what the
+    writer it waited for committed; on SQLite the transaction holds the database's write
+    lock from its start."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(select(m.Table.TBL_ID).where(m.Table.TBL_ID == tbl_id).with_for_update())
+    return s.scalar(
+        select(m.TableParam.PARAM_VALUE).where(
+            m.TableParam.TBL_ID == tbl_id, m.TableParam.PARAM_KEY == key
+        )
+    )

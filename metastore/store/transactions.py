@@ -122,7 +122,8 @@ def safe_url(url: str) -> str:
 
 # PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back
 # and running it again is the remedy PostgreSQL documents.
-_RETRYABLE_SQLSTATES = frozenset({"40P01", "40001"})
+_SERIALIZATION_FAILURE = "40001"
+_RETRYABLE_SQLSTATES = frozenset({"40P01", _SERIALIZATION_FAILURE})
 ATTEMPTS = 3
 
 
@@ -181,12 +182,16 @@ class Transactions:
             pooled.close()
         return rows
 
-    def run(self, work: Callable[[Session], T], *, name: str, write: bool) -> T:
+    def run(
+        self, work: Callable[[Session], T], *, name: str, write: bool, attempts: int = ATTEMPTS
+    ) -> T:
         """WORK(session) in one transaction (for a read on PostgreSQL, one per statement: see
         __init__), again after a failure that a new attempt fixes. NAME names the work in log
         lines; WRITE marks a change.
 
-        Run again (at most ATTEMPTS times in all):
+        Run again (at most ATTEMPTS times in all, or as the caller says: a transaction at
+        REPEATABLE READ that races others, as metastore.store.locks.take does, expects to lose
+        such races):
 
         * a write that lost a race for a unique key to a concurrent call: it now sees the
           other call's row;
@@ -197,18 +202,22 @@ class Transactions:
           before every call, a round trip each time. A connection lost during the commit
           itself is not retried: the commit may have happened (metastore.errors.OutcomeUnknown).
         """
-        for attempt in range(1, ATTEMPTS + 1):
+        for attempt in range(1, attempts + 1):
             try:
                 return self._once(work, write=write)
             except IntegrityError:
-                if not write or attempt == ATTEMPTS:
+                if not write or attempt == attempts:
                     raise
                 log.info("%s collided with a concurrent write; running it again", name)
             except DBAPIError as e:
-                if attempt == ATTEMPTS or not (
-                    e.connection_invalidated or sqlstate(e) in _RETRYABLE_SQLSTATES
+                state = sqlstate(e)
+                if attempt == attempts or not (
+                    e.connection_invalidated or state in _RETRYABLE_SQLSTATES
                 ):
                     raise
+                if state == _SERIALIZATION_FAILURE and attempts > ATTEMPTS:
+                    log.debug("%s lost a race (%s); running it again", name, state)
+                    continue
                 log.warning("%s failed (%s); running it again", name, str(e.orig).strip())
         raise AssertionError("unreachable")
 

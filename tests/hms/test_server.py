@@ -341,7 +341,9 @@ def test_unknown_method_is_answered_and_the_connection_survives(
             assert error.type == TApplicationException.UNKNOWN_METHOD
             assert method in (error.message or "")
             if method == "open_txns":
-                assert "does not serve transactions and locks" in (error.message or "")
+                message = error.message or ""
+                assert "does not serve Hive ACID transactions" in message
+                assert "Iceberg tables with the locks" in message
         client = ThriftHiveMetastore.Client(proto)
         client.create_database(database(db_name))
         assert client.get_database(db_name).name == db_name

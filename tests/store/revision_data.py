@@ -367,6 +367,10 @@ def fill(url: str, warehouse: Path) -> Filled:
                 _skewed_values(w, orders_sd, warehouse)
             if filled.functions:
                 _function(w, sales)
+            if "TBL_VERSIONS" in w.tables:
+                _versions(w)
+            if "HIVE_LOCKS" in w.tables:
+                _lock(w)
             empty = [name for name in w.tables if name != "alembic_version" and not w.count(name)]
             assert not empty, f"the fill writes no rows to {empty}: add some"
             return filled
@@ -538,3 +542,35 @@ def _function(w: _Writer, sales: int) -> None:
     )
     for idx, (kind, uri) in enumerate(FUNCTION_RESOURCES):
         w.add("FUNC_RU", FUNC_ID=func, INTEGER_IDX=idx, RESOURCE_TYPE=kind, RESOURCE_URI=uri)
+
+
+def _versions(w: _Writer) -> None:
+    """A version of every table, as a server that has changed each once leaves them."""
+    versions, tables = w.tables["TBL_VERSIONS"], w.tables["TBLS"]
+    w.conn.execute(
+        versions.insert().from_select(
+            ["TBL_ID", "VERSION"], sa.select(tables.c.TBL_ID, tables.c.TBL_ID + 100)
+        )
+    )
+
+
+def _lock(w: _Writer) -> None:
+    """A lock held on sales.orders by a writer that has not heartbeated since 2024, and the
+    next lock id after it."""
+    w.add(
+        "HIVE_LOCKS",
+        HL_LOCK_EXT_ID=41,
+        HL_LOCK_INT_ID=1,
+        HL_TXNID=0,
+        HL_DB="sales",
+        HL_TABLE="orders",
+        HL_LOCK_STATE="a",
+        HL_LOCK_TYPE="e",
+        HL_LAST_HEARTBEAT=1_718_000_000_000,
+        HL_ACQUIRED_AT=1_718_000_000_000,
+        HL_USER="etl",
+        HL_HOST="worker-7",
+        HL_HEARTBEAT_COUNT=0,
+        HL_AGENT_INFO="Iceberg-41",
+    )
+    w.conn.execute(w.tables["NEXT_LOCK_ID"].update().values(NL_NEXT=42))

@@ -47,6 +47,14 @@ def _table_of(tables: Tables) -> t.Table:
     return table(tables.db, "u", keys=[])
 
 
+def _lock(client: Client, tables: Tables) -> int:
+    """The id of an exclusive lock of table P."""
+    component = t.LockComponent(
+        type=t.LockType.EXCLUSIVE, level=t.LockLevel.TABLE, dbname=tables.db, tablename="p"
+    )
+    return int(client.lock(t.LockRequest([component], user="u", hostname="h")).lockid)
+
+
 # What each changing call does, and which of the tables (by their starting names) it changes.
 # A dropped table's version goes with it; a new table gets one.
 CALLS: dict[str, tuple[Call, set[str]]] = {
@@ -69,6 +77,19 @@ CALLS: dict[str, tuple[Call, set[str]]] = {
         ),
         {"p"},
     ),
+    "alter_table_req": (
+        lambda c, x: c.alter_table_req(
+            t.AlterTableRequest(
+                dbName=x.db, tableName="u", table=table(x.db, "u", parameters={"k": "v"})
+            )
+        ),
+        {"u"},
+    ),
+    # Locks name tables but change none of them.
+    "lock": (lambda c, x: _lock(c, x), set()),
+    "check_lock": (lambda c, x: c.check_lock(t.CheckLockRequest(_lock(c, x))), set()),
+    "heartbeat": (lambda c, x: c.heartbeat(t.HeartbeatRequest(lockid=_lock(c, x))), set()),
+    "unlock": (lambda c, x: c.unlock(t.UnlockRequest(_lock(c, x))), set()),
     "drop_table_with_environment_context": (
         lambda c, x: c.drop_table_with_environment_context(x.db, "u", True, None),
         {"u"},

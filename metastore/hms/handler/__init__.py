@@ -7,11 +7,13 @@ the one object the Thrift processor calls (as mlflow composes its SQL store).
   :mod:`~metastore.hms.handler.partition_changes`, :mod:`~metastore.hms.handler.functions` - the
   metadata calls;
 * :mod:`metastore.hms.handler.stats_writes`, :mod:`~metastore.hms.handler.stats_reads` - the column
-  statistics calls.
+  statistics calls;
+* :mod:`metastore.hms.handler.locks` - the HMS locks (Iceberg's Hive catalog).
 """
 
 from metastore.hms.handler.databases import DatabaseCalls
 from metastore.hms.handler.functions import FunctionCalls
+from metastore.hms.handler.locks import LockCalls
 from metastore.hms.handler.partition_changes import PartitionChangeCalls
 from metastore.hms.handler.partitions import PartitionCalls
 from metastore.hms.handler.stats_reads import StatisticsReads
@@ -29,6 +31,7 @@ class Handler(
     FunctionCalls,
     StatisticsWrites,
     StatisticsReads,
+    LockCalls,
 ):
     """Implements the calls of thrift/hive_metastore.thrift over the HMS schema."""
 

@@ -39,8 +39,13 @@ from metastore.store.storage import (
     insert_storages,
     load_storages,
 )
-from metastore.store.tables import find_table, partition_keys
+from metastore.store.tables import find_table, locked_param, partition_keys
 from metastore.store.transactions import on_rollback
+
+# The environment context's keys of a compare-and-swap (HIVE-26882): the alter is made only
+# while the stored table parameter EXPECTED_KEY has the value EXPECTED_VALUE.
+EXPECTED_KEY = "expected_parameter_key"
+EXPECTED_VALUE = "expected_parameter_value"
 
 
 class TableAlterCalls(StatisticsWrites):
@@ -56,13 +61,49 @@ class TableAlterCalls(StatisticsWrites):
         new_tbl: t.Table,
         environment_context: t.EnvironmentContext | None,
     ) -> None:
+        properties = (environment_context.properties if environment_context else None) or {}
+        self._alter_table(s, dbname, tbl_name, None, new_tbl, properties)
+
+    @call(write=True)
+    def alter_table_req(self, s: Session, req: t.AlterTableRequest) -> t.AlterTableResponse:
+        if req is None:
+            raise t.InvalidOperationException("no alter table request given")
+        context = req.environmentContext
+        properties = dict((context.properties if context else None) or {})
+        if req.expectedParameterKey is not None and req.expectedParameterValue is not None:
+            properties[EXPECTED_KEY] = req.expectedParameterKey
+            properties[EXPECTED_VALUE] = req.expectedParameterValue
+        self._alter_table(s, req.dbName, req.tableName, req.catName, req.table, properties)
+        return t.AlterTableResponse()
+
+    def _alter_table(
+        self,
+        s: Session,
+        dbname: str,
+        tbl_name: str,
+        catalog: str | None,
+        new_tbl: t.Table,
+        properties: dict[str, str],
+    ) -> None:
         if new_tbl is None:
             raise t.InvalidOperationException("no new table given")
         try:
-            database, table = lookup.table(s, dbname, tbl_name)
+            database, table = lookup.table(s, dbname, tbl_name, catalog)
         except NotFound as e:
             raise t.InvalidOperationException(f"cannot alter: {e.message}") from None
-        properties = (environment_context.properties if environment_context else None) or {}
+        expected_key = properties.get(EXPECTED_KEY)
+        expected_value = properties.get(EXPECTED_VALUE)
+        if expected_key is not None and expected_value is not None:
+            stored = locked_param(s, table.TBL_ID, expected_key)
+            if stored != expected_value:
+                # HMS's words (Java Iceberg matches them to retry the commit); a parameter
+                # that is not set reads "null", as Java prints it.
+                shown = "null" if stored is None else stored
+                raise t.MetaException(
+                    "The table has been modified. The parameter value for key "
+                    f"'{expected_key}' is '{shown}'. The expected was value was "
+                    f"'{expected_value}'"
+                )
         cascade = properties.get("CASCADE", "").lower() == "true"
         _Alter(self, s, database, table, new_tbl, cascade, properties).apply()
 

@@ -27,6 +27,20 @@ from metastore.vocabulary import DEFAULT_ENGINE
 
 BASIC_STATISTICS = ("numRows", "numFiles", "totalSize", "rawDataSize")
 
+ICEBERG_STATISTICS = (
+    "Iceberg keeps this table's statistics in its own metadata (per-file bounds and counts "
+    "in the manifests, distinct counts in Puffin files), where Iceberg engines read them"
+)
+
+
+def iceberg_metadata(parameters: dict[str, str] | None) -> str | None:
+    """The current metadata file of an Iceberg table (its parameter table_type ICEBERG, as
+    Iceberg's Hive catalog writes it); None for any other table."""
+    parameters = parameters or {}
+    if parameters.get("table_type", "").upper() != "ICEBERG":
+        return None
+    return parameters.get("metadata_location") or ""
+
 
 def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
@@ -72,6 +86,8 @@ class Description:
     table: str
     table_type: str
     location: str | None
+    iceberg_metadata: str | None
+    """The metadata file of an Iceberg table (iceberg_metadata); None for another table."""
     partition_keys: list[tuple[str, str]]
     partition: str | None
     engine: str
@@ -137,6 +153,7 @@ def fetch(
         table=name,
         table_type=table.tableType or "",
         location=table.sd.location if table.sd else None,
+        iceberg_metadata=iceberg_metadata(table.parameters),
         partition_keys=keys,
         partition=part_name,
         engine=engine,
@@ -263,6 +280,7 @@ def as_json(description: Description, bins: int) -> dict[str, Any]:
         "table": f"{description.db}.{description.table}",
         "table_type": description.table_type,
         "location": description.location,
+        "iceberg_metadata_location": description.iceberg_metadata,
         "partition_keys": [{"name": k, "type": v} for k, v in description.partition_keys],
         "partition": description.partition,
         "engine": description.engine,
@@ -289,7 +307,12 @@ def text_lines(description: Description, bins: int, *, one_column: bool) -> list
             f"{key} {'-' if value is None else value}" for key, value in description.basic.items()
         ),
     ]
-    if one_column:
+    iceberg = description.iceberg_metadata is not None
+    if iceberg:
+        lines.insert(2, f"iceberg table, metadata {description.iceberg_metadata or '(none)'}")
+    if iceberg and not any(c.stats for c in description.columns):
+        lines.append(f"column statistics: none in the metastore; {ICEBERG_STATISTICS}")
+    elif one_column:
         lines.append("")
         lines.extend(_column_lines(description.columns[0], description.engine, bins))
     else:

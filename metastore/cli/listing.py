@@ -4,6 +4,7 @@ totalSize, rawDataSize) and whether they are marked accurate.
 
     metastore ls                  the databases, with their number of tables
     metastore ls sales            the tables of sales: type, format, partitions, statistics
+                                  (and the metadata file of each Iceberg table)
     metastore ls sales.orders     the partitions of sales.orders (or the table itself)
 
 It makes only HMS calls, so it lists a Hive Metastore as well as colstats.
@@ -107,6 +108,7 @@ def tables(client: MetastoreClient, db: str) -> list[dict[str, Any]]:
                 "table": table.tableName,
                 "type": table.tableType,
                 "format": storage_format(table),
+                "metadata_location": describe.iceberg_metadata(table.parameters),
                 "partitions": len(client.call("get_partition_names", db, table.tableName, -1))
                 if keys
                 else None,
@@ -121,6 +123,10 @@ def partitions(client: MetastoreClient, db: str, table_name: str) -> list[dict[s
     table = describe.find_table(client, db, table_name)
     if not table.partitionKeys:
         row: dict[str, Any] = {"table": f"{db}.{table_name}", "partition": None}
+        metadata = describe.iceberg_metadata(table.parameters)
+        if metadata is not None:  # Iceberg's partitions are hidden in its metadata
+            row = {"table": f"{db}.{table_name}", "format": "iceberg"}
+            row["metadata_location"] = metadata
         row.update(_basic(table.parameters))
         row["changed"] = _ddl_time(table.parameters)
         return [row]
@@ -141,6 +147,8 @@ def storage_format(table: t.Table) -> str:
     """The table's storage in a word: parquet, orc, csv, json, text, a Spark provider, a
     view, or what its SerDe is called."""
     params = table.parameters or {}
+    if describe.iceberg_metadata(params) is not None:
+        return "iceberg"
     provider = params.get("spark.sql.sources.provider")
     if provider:
         return str(provider).rsplit(".", 1)[-1].lower()
@@ -178,11 +186,17 @@ def _ddl_time(params: dict[str, str] | None) -> str | None:
 # Output
 
 
+_WHEN_SET = {"metadata_location"}
+
+
 def text_lines(rows: list[dict[str, Any]]) -> list[str]:
-    """ROWS as an aligned table, sizes in KiB, MiB, ...; '-' where a value is unknown."""
+    """ROWS as an aligned table, sizes in KiB, MiB, ...; '-' where a value is unknown. The
+    metadata files of Iceberg tables have a column only when some row has one."""
     if not rows:
         return ["(none)"]
-    header = list(rows[0])
+    header = [
+        key for key in rows[0] if key not in _WHEN_SET or any(row[key] is not None for row in rows)
+    ]
     cells = [header] + [[_cell(key, row[key]) for key in header] for row in rows]
     widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
     right = {"tables", "partitions", "numRows", "numFiles", "totalSize", "rawDataSize"}

@@ -163,3 +163,35 @@ def test_hive_java_client(java_classpath: str, server: Any, client: Any, db_name
         client.get_partition_column_statistics(db_name, TABLE, escaped_part, "c_date")
 
     _run_java(java_classpath, server.port, db_name, "drop", DROP_CHECKS)
+
+
+LOCK_SOURCE = Path(__file__).parent / "java" / "HiveLockClient.java"
+LOCK_CHECKS = (
+    "lock isAcid=true",
+    "lock isAcid=false waits",
+    "show_locks",
+    "show_locks names the holder",
+    "heartbeat",
+    "check_lock acquires",
+    "check_lock after unlock -> NoSuchLockException",
+)
+
+
+@pytest.mark.java
+def test_hive_java_client_takes_locks(
+    server: Any, tmp_path_factory: pytest.TempPathFactory, db_name: str
+) -> None:
+    """Hive 2.3's generated client takes, shows, heartbeats and releases HMS locks: its
+    LockComponent's isAcid is field 7, which Hive 4 calls isTransactional."""
+    classpath = compile_java(LOCK_SOURCE, pyspark_jars(JARS), tmp_path_factory.mktemp("locks"))
+    java = ["java", "-Dslf4j.internal.verbosity=ERROR", "-cp", classpath, "HiveLockClient"]
+    done = subprocess.run(
+        [*java, str(server.port), db_name],
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=300,
+    )
+    report = f"stdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert done.returncode == 0, report
+    assert [line.removeprefix("OK ") for line in done.stdout.splitlines()] == list(LOCK_CHECKS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -127,6 +128,8 @@ def test_an_iceberg_table_lives_its_whole_life_through_colstats(
     finally:
         transport.close()
 
+    _users_see_an_iceberg_table(server, db_name, "events")
+
     ice.rename_table(f"{db_name}.events", f"{db_name}.events_2026")
     renamed = ice.load_table(f"{db_name}.events_2026")
     assert renamed.scan().to_arrow().num_rows == 4
@@ -193,3 +196,39 @@ def test_writers_appending_at_once_lose_no_commit_silently(
     assert committed, "no append succeeded"
     snapshots: list[Any] = ice.load_table(name).snapshots()
     assert len(snapshots) == len(committed)
+
+
+def metastore(*argv: str) -> subprocess.CompletedProcess[str]:
+    """`metastore ARGV` as a user types it."""
+    return subprocess.run(
+        [sys.executable, "-m", "metastore.cli", *argv],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+
+
+def _users_see_an_iceberg_table(server: RunningServer, db: str, name: str) -> None:
+    """`metastore ls` and `describe` say that the table is Iceberg's, where its metadata is,
+    and where its statistics are (not in the metastore until the job writes them)."""
+    uri = f"thrift://127.0.0.1:{server.port}"
+    metadata = _parameters(server, db, name)["metadata_location"]
+    listed = metastore("ls", db, "--uri", uri)
+    assert listed.returncode == 0, listed.stderr
+    header, _, row = listed.stdout.splitlines()[:3]
+    assert header.split()[:4] == ["table", "type", "format", "metadata_location"]
+    assert row.split()[:4] == [name, "EXTERNAL_TABLE", "iceberg", metadata]
+    as_json = json.loads(metastore("ls", f"{db}.{name}", "--uri", uri, "--json").stdout)
+    assert as_json[0]["format"] == "iceberg" and as_json[0]["metadata_location"] == metadata
+    described = metastore("describe", f"{db}.{name}", "--uri", uri)
+    assert described.returncode == 0, described.stderr
+    lines = described.stdout.splitlines()
+    assert lines[2] == f"iceberg table, metadata {metadata}"
+    assert lines[-1].startswith(
+        "column statistics: none in the metastore; Iceberg keeps this table's statistics in "
+        "its own metadata"
+    )
+    described = json.loads(metastore("describe", f"{db}.{name}", "--uri", uri, "--json").stdout)
+    assert described["iceberg_metadata_location"] == metadata

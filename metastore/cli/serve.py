@@ -88,6 +88,12 @@ def add_parser(commands: Any) -> None:
     served.add_argument(
         "--metrics-port", type=int, help="serve metrics for Prometheus on this port (default: none)"
     )
+    locks = serve.add_argument_group("HMS locks (Iceberg's Hive catalog)")
+    locks.add_argument(
+        "--lock-timeout",
+        type=float,
+        help="a lock not heartbeated this long is gone, s (default 300, as hive.txn.timeout)",
+    )
     security = serve.add_argument_group("security")
     security.add_argument("--security", help="plain (default), kerberos or tls")
     security.add_argument("--kerberos-keytab", help="the service's keytab")
@@ -116,6 +122,7 @@ def add_parser(commands: Any) -> None:
 _SECURITY_AND_LIMITS = (
     "db_pool_size",
     "cache_size",
+    "lock_timeout",
     "metrics_port",
     "max_connections",
     "idle_timeout",

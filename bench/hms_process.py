@@ -165,10 +165,39 @@ def started_hive_metastore(
             stop_process(process)
 
 
+def make_transaction_tables(jars: Path, home: Path, java_options: Sequence[str] = ()) -> None:
+    """Make HMS's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, TXNS, ...) in the Derby of
+    HOME, which DataNucleus's auto-create does not make, so that the lock calls work: start
+    HMS once with hive.in.test=true and ask for its locks, which makes its TxnHandler create
+    them. HMS must then be started again without that setting (with it, HMS refuses a lock
+    whose operationType is UNSET, as pyiceberg sends)."""
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TSocket, TTransport
+
+    from hive_metastore_thrift import ThriftHiveMetastore
+    from hive_metastore_thrift import ttypes as t
+
+    with started_hive_metastore(jars, java_options, {"hive.in.test": "true"}, home) as first:
+        first.wait()
+        socket = TSocket.TSocket("127.0.0.1", first.port)
+        socket.setTimeout(120_000)
+        transport = TTransport.TBufferedTransport(socket)
+        transport.open()
+        try:
+            client = ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+            client.show_locks(t.ShowLocksRequest())
+        finally:
+            transport.close()
+
+
 @contextlib.contextmanager
-def hive_metastore(jars: Path) -> Iterator[tuple[int, Path]]:
-    """HMS 2.3.10 on a free loopback port with Derby in a temp dir, listening; yields
-    (port, home)."""
-    with started_hive_metastore(jars) as hms:
-        hms.wait()
-        yield hms.port, hms.home
+def hive_metastore(jars: Path, *, transactions: bool = False) -> Iterator[tuple[int, Path]]:
+    """HMS 2.3.10 on a free loopback port with Derby in a temp dir, listening (with its
+    transaction tables, for the lock calls, when TRANSACTIONS); yields (port, home)."""
+    with tempfile.TemporaryDirectory(prefix="colstats-hms-") as tmp:
+        home = Path(tmp)
+        if transactions:
+            make_transaction_tables(jars, home)
+        with started_hive_metastore(jars, home=home) as hms:
+            hms.wait()
+            yield hms.port, hms.home

@@ -18,8 +18,10 @@ generated client, each server in a process of its own on a loopback port:
   Spark's planner uses: bench/java/PlannerRounds.java, compiled with javac), then of four
   threads of this script (whose decoding of the answers takes turns under Python's global
   lock), then of four processes of this script;
-* per-call writes: update_partition_column_statistics of one partition (COLS columns), and
-  add_partition;
+* per-call writes: update_partition_column_statistics of one partition (COLS columns),
+  add_partition, and an Iceberg commit as pyiceberg and Java Iceberg make it (lock the table,
+  get_table, alter_table_with_environment_context swapping metadata_location, unlock: four
+  calls; HMS with its transaction tables made);
 * get_partition_names_ps of a day (Trino's call), one statement when answered: to show what
   the cache costs where the answer costs least;
 * the floors, of our servers: a call that does nothing (set_ugi), a server's cost of a call
@@ -60,7 +62,7 @@ from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
 
 PG_ADMIN_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
-DB, TABLE, ADDED = "planner", "sales", "added"
+DB, TABLE, ADDED, ICEBERG = "planner", "sales", "added", "iceberg"
 FIRST_DAY = datetime.date(2024, 1, 1)
 CACHE = 256 * 1024 * 1024  # the default size of the cache of answers
 Client = ThriftHiveMetastore.Client
@@ -70,6 +72,7 @@ ROUND_THREADS = "planner round, 4 threads (rounds/s)"
 ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
 NO_OP = "a call that does nothing (set_ugi)"
 COMMIT = "durable commit of COLS rows, no server"
+ICEBERG_COMMIT = "iceberg commit (lock, get_table, alter, unlock)"
 WRITES = ("update_partition_column_statistics", "add_partition")
 
 # Targets: HMS's p50 / ours (throughput: ours / HMS's), cold and warm.
@@ -146,6 +149,17 @@ def create(client: Client, warehouse: str, args: argparse.Namespace) -> None:
             sd=_storage(args.cols, f"{location}/{ADDED}"),
             partitionKeys=keys,
             parameters={"EXTERNAL": "TRUE"},
+            tableType="EXTERNAL_TABLE",
+        )
+    )
+    client.create_table(
+        t.Table(
+            tableName=ICEBERG,
+            dbName=DB,
+            owner="bench",
+            sd=_storage(args.cols, f"{location}/{ICEBERG}"),
+            partitionKeys=[],
+            parameters={"EXTERNAL": "TRUE", "table_type": "ICEBERG", "metadata_location": "v0"},
             tableType="EXTERNAL_TABLE",
         )
     )
@@ -359,9 +373,30 @@ def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> 
             )
         )
 
+    component = t.LockComponent(
+        type=t.LockType.EXCLUSIVE, level=t.LockLevel.TABLE, dbname=DB, tablename=ICEBERG
+    )
+    lock_request = t.LockRequest(component=[component], user="bench", hostname="bench")
+    no_stats = t.EnvironmentContext({"DO_NOT_UPDATE_STATS": "true"})
+    commits = iter(range(10**9))
+
+    def commit() -> None:
+        lock = client.lock(lock_request)
+        if lock.state != t.LockState.ACQUIRED:
+            raise RuntimeError(f"the table's lock was not granted at once: {lock}")
+        table = client.get_table(DB, ICEBERG)
+        table.parameters = {
+            **table.parameters,
+            "previous_metadata_location": table.parameters["metadata_location"],
+            "metadata_location": f"{prefix}-{next(commits)}",
+        }
+        client.alter_table_with_environment_context(DB, ICEBERG, table, no_stats)
+        client.unlock(t.UnlockRequest(lock.lockid))
+
     return {
         "update_partition_column_statistics": measure(update, plan),
         "add_partition": measure(add, plan),
+        ICEBERG_COMMIT: measure(commit, plan),
     }
 
 
@@ -436,7 +471,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None, jvm)
         if "hms" in backends:
             progress("hms: starting Hive Metastore 2.3.10")
-            with hive_metastore(pyspark_jars()) as (port, home):
+            with hive_metastore(pyspark_jars(), transactions=True) as (port, home):
                 results["hms"] = run("hms", [port], args, str(home / "warehouse"), jvm)
     for name, result in results.items():
         if name != "hms":

@@ -2,10 +2,8 @@
 Derby in a folder of the session, started once for the session (the `hms_oracle` fixture of
 conftest).
 
-It has HMS's transaction tables, which DataNucleus's auto-create does not make: HMS is
-started once with hive.in.test=true and asked for its locks, which makes its TxnHandler create
-them, then started again without that setting (with it, HMS refuses a lock whose
-operationType is UNSET, as pyiceberg sends). Its locks time out after LOCK_TIMEOUT_S without
+It has HMS's transaction tables, which DataNucleus's auto-create does not make
+(hms_process.make_transaction_tables). Its locks time out after LOCK_TIMEOUT_S without
 a heartbeat: the timeout needs HMS's housekeeping service, which runs with the compactor's
 initiator and Hive's DbTxnManager set, and here looks every second.
 
@@ -21,13 +19,17 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from hms_process import HiveMetastoreProcess, pyspark_jars, started_hive_metastore
+from hms_process import (
+    HiveMetastoreProcess,
+    make_transaction_tables,
+    pyspark_jars,
+    started_hive_metastore,
+)
 from java_tools import unavailable
 from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 from hive_metastore_thrift import ThriftHiveMetastore
-from hive_metastore_thrift import ttypes as t
 
 LOCK_TIMEOUT_S = 5
 
@@ -72,14 +74,7 @@ def client(port: int) -> tuple[ThriftHiveMetastore.Client, TTransport.TTransport
 def hive_metastore_oracle(home: Path) -> Iterator[HiveMetastoreProcess]:
     """HMS 2.3.10 with its Derby in HOME, its transaction tables made, listening."""
     found = jars()
-    prepare = {"hive.in.test": "true"}
-    with started_hive_metastore(found, JAVA_OPTIONS, prepare, home) as first:
-        first.wait()
-        hms, transport = client(first.port)
-        try:
-            hms.show_locks(t.ShowLocksRequest())  # TxnHandler makes its tables
-        finally:
-            transport.close()
+    make_transaction_tables(found, home, JAVA_OPTIONS)
     with started_hive_metastore(found, JAVA_OPTIONS, LOCK_CONF, home) as oracle:
         oracle.wait()
         yield oracle

@@ -49,9 +49,9 @@ def _component(component: t.LockComponent) -> locks.Component:
         raise _bad(
             f"unknown lock type {component.type} (SHARED_READ, SHARED_WRITE, EXCLUSIVE, EXCL_WRITE)"
         )
-    if not component.dbname:
-        raise _bad("a lock component needs a dbname")
     db = names.identifier(names.split_catalog(component.dbname)[1] or "")
+    if not db:
+        raise _bad("a lock component needs a dbname")
     table = names.identifier(component.tablename) if component.tablename else None
     partition = component.partitionname or None
     level = component.level

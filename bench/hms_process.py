@@ -49,7 +49,10 @@ def hms_command(
     port: int,
     java_options: Sequence[str] = (),
     hive_conf: Mapping[str, str] | None = None,
+    classpath: Sequence[str] = (),
 ) -> list[str]:
+    """The command that runs HMS: pyspark's JARS (and CLASSPATH, a JDBC driver for a
+    database other than Derby) with HMS_CONF and HIVE_CONF."""
     conf = {
         **HMS_CONF,
         "javax.jdo.option.ConnectionURL": (
@@ -66,7 +69,7 @@ def hms_command(
         f"-Dderby.stream.error.file={home / 'derby.log'}",
         f"-Djava.io.tmpdir={home / 'tmp'}",
         "-cp",
-        f"{jars}/*",
+        os.pathsep.join([f"{jars}/*", *classpath]),
         "org.apache.hadoop.hive.metastore.HiveMetaStore",
         "-p",
         str(port),
@@ -136,6 +139,7 @@ def started_hive_metastore(
     java_options: Sequence[str] = (),
     hive_conf: Mapping[str, str] | None = None,
     home: Path | None = None,
+    classpath: Sequence[str] = (),
 ) -> Iterator[HiveMetastoreProcess]:
     """HMS 2.3.10 starting on a free loopback port with Derby in a temp dir (or in HOME,
     kept afterwards, for a metastore started again on the same Derby), not waited for, so
@@ -152,7 +156,7 @@ def started_hive_metastore(
         port = free_port()
         with (home / "hms.log").open("ab") as out:
             process = subprocess.Popen(
-                hms_command(jars, home, port, java_options, hive_conf),
+                hms_command(jars, home, port, java_options, hive_conf, classpath),
                 cwd=home,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -165,19 +169,27 @@ def started_hive_metastore(
             stop_process(process)
 
 
-def make_transaction_tables(jars: Path, home: Path, java_options: Sequence[str] = ()) -> None:
+def make_transaction_tables(
+    jars: Path,
+    home: Path,
+    java_options: Sequence[str] = (),
+    hive_conf: Mapping[str, str] | None = None,
+    classpath: Sequence[str] = (),
+) -> None:
     """Make HMS's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, TXNS, ...) in the Derby of
-    HOME, which DataNucleus's auto-create does not make, so that the lock calls work: start
-    HMS once with hive.in.test=true and ask for its locks, which makes its TxnHandler create
-    them. HMS must then be started again without that setting (with it, HMS refuses a lock
-    whose operationType is UNSET, as pyiceberg sends)."""
+    HOME (or the database HIVE_CONF names), which DataNucleus's auto-create does not make,
+    so that the lock calls work: start HMS once with hive.in.test=true and ask for its
+    locks, which makes its TxnHandler create them. HMS must then be started again without
+    that setting (with it, HMS refuses a lock whose operationType is UNSET, as pyiceberg
+    sends)."""
     from thrift.protocol import TBinaryProtocol
     from thrift.transport import TSocket, TTransport
 
     from hive_metastore_thrift import ThriftHiveMetastore
     from hive_metastore_thrift import ttypes as t
 
-    with started_hive_metastore(jars, java_options, {"hive.in.test": "true"}, home) as first:
+    conf = {**(hive_conf or {}), "hive.in.test": "true"}
+    with started_hive_metastore(jars, java_options, conf, home, classpath) as first:
         first.wait()
         socket = TSocket.TSocket("127.0.0.1", first.port)
         socket.setTimeout(120_000)

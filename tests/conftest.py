@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 import sqlalchemy as sa
 from hms_oracle import hive_metastore_oracle
+from hms_postgres import copy_of, filled_template
 from hms_process import HiveMetastoreProcess
 from java_tools import unavailable
 from kdc import KerberosRealm, missing_tools
@@ -216,6 +217,22 @@ def hms_oracle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HiveMetasto
     (tests/hms_oracle.py says what it has and how tests share it)."""
     with hive_metastore_oracle(tmp_path_factory.mktemp("hms-oracle")) as hms:
         yield hms
+
+
+@pytest.fixture(scope="session")
+def hms_postgres_template(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL database that HMS 2.3.10 made and filled, once for the session, its name:
+    the template of `hms_database` (tests/hms_postgres.py)."""
+    _postgres_or_skip().dispose()
+    with filled_template(PG_ADMIN_URL, tmp_path_factory.mktemp("hms-postgres")) as name:
+        yield name
+
+
+@pytest.fixture
+def hms_database(hms_postgres_template: str) -> Iterator[str]:
+    """The URL of a copy of the database HMS 2.3.10 made and filled, for one test."""
+    with copy_of(PG_ADMIN_URL, hms_postgres_template) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

@@ -104,7 +104,7 @@ def _confirm_dropping_everything(where: str) -> None:
 
 
 def _current(args: argparse.Namespace) -> int:
-    from metastore.store import migrate, transactions
+    from metastore.store import hive_schema, migrate, transactions
 
     url = _url(args, create=False)
     where = transactions.safe_url(url)
@@ -112,9 +112,14 @@ def _current(args: argparse.Namespace) -> int:
     if missing is not None:
         print(f"{where}: no database file yet (`metastore db upgrade` creates it)")
         return EXIT_OK
+    hive = hive_schema.inspect_url(url)  # NotAdoptable: said in one line
+    if hive is not None and not hive.adopted:
+        print(f"{where}: {hive}, not adopted; `metastore db adopt --db URL` adopts it")
+        return EXIT_OK
     current, head = migrate.current_revision(url), migrate.head_revision()
     state = "up to date" if current == head else f"behind the newest revision {head}"
-    print(f"{where}: revision {current or '(empty)'}, {state}")
+    adopted = f"{hive}, adopted: " if hive is not None else ""
+    print(f"{where}: {adopted}revision {current or '(empty)'}, {state}")
     return EXIT_OK
 
 
@@ -136,6 +141,7 @@ def _check(args: argparse.Namespace) -> int:
     if missing is not None:
         print(f"{where}: no database file; run `metastore db upgrade` to create it")
         return EXIT_FAILED
+    migrate.refuse_unadopted(url)
     differences = migrate.schema_differences(url)
     current, head = migrate.current_revision(url), migrate.head_revision()
     if not differences and current == head:

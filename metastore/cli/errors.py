@@ -97,6 +97,12 @@ def _database(exc: BaseException) -> tuple[int, str] | None:
         elif "connection" in detail.lower() or "could not translate host" in detail:
             hint = " (is the server running, and are the host, port, user and password right?)"
         return EXIT_FAILED, f"the database cannot be used: {detail}{hint}"
+    migrate = sys.modules.get("metastore.store.migrate")
+    if migrate is not None and isinstance(exc, migrate.UnadoptedHiveDatabase):
+        return EXIT_FAILED, str(exc)
+    hive_schema = sys.modules.get("metastore.store.hive_schema")
+    if hive_schema is not None and isinstance(exc, hive_schema.NotAdoptable):
+        return EXIT_FAILED, str(exc)
     alembic_util = sys.modules.get("alembic.util")
     if alembic_util is not None and isinstance(exc, alembic_util.CommandError):
         return EXIT_FAILED, f"migration: {_first_line(exc)}"

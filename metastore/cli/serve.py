@@ -190,13 +190,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         url = settings.database_url()
         if settings.migrate:
-            migrate.upgrade(url)
-        elif migrate.current_revision(url) != migrate.head_revision():
-            raise CliError(
-                f"the schema of {transactions.safe_url(url)} is not at the newest revision; run "
-                f"`metastore db upgrade --db URL` or start without --no-migrate",
-                EXIT_USAGE,
-            )
+            migrate.upgrade(url)  # refuses a Hive Metastore database not adopted
+        else:
+            migrate.refuse_unadopted(url)
+            if migrate.current_revision(url) != migrate.head_revision():
+                raise CliError(
+                    f"the schema of {transactions.safe_url(url)} is not at the newest revision; "
+                    "run `metastore db upgrade --db URL` or start without --no-migrate",
+                    EXIT_USAGE,
+                )
         pool_size = settings.db_pool_size or min(settings.workers, 20)
         engine = transactions.create_engine(url, pool_size=pool_size)
         handler = Handler(transactions.Transactions(engine), settings)

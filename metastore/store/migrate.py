@@ -15,6 +15,9 @@ from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from metastore.store import hive_schema
+from metastore.store.hive_schema import HiveDatabase
+
 
 def alembic_config(url: str) -> Config:
     """An Alembic configuration that runs the migrations shipped inside the package."""
@@ -25,7 +28,33 @@ def alembic_config(url: str) -> Config:
     return config
 
 
+class UnadoptedHiveDatabase(Exception):
+    """A Hive Metastore database that colstats has not adopted: migrating it as an empty one
+    would fail on its tables. The message says what to do."""
+
+
+def refuse_unadopted(url: str) -> HiveDatabase | None:
+    """The Hive Metastore database at URL, if it is one; UnadoptedHiveDatabase when colstats
+    has not adopted it, hive_schema.NotAdoptable (with the URL) when it cannot."""
+    from metastore.store.transactions import safe_url
+
+    where = safe_url(url)
+    try:
+        found = hive_schema.inspect_url(url)
+    except hive_schema.NotAdoptable as e:
+        raise hive_schema.NotAdoptable(f"{where} cannot be served: {e}") from None
+    if found is not None and not found.adopted:
+        raise UnadoptedHiveDatabase(
+            f"{where} is {found}, which colstats serves once adopted: back it up, then run "
+            f"`metastore db adopt --db URL` (`--dry-run` first shows what it adds)"
+        )
+    return found
+
+
 def upgrade(url: str, revision: str = "head") -> None:
+    """Migrate the database at URL to REVISION; a Hive Metastore database must be adopted
+    first (refuse_unadopted)."""
+    refuse_unadopted(url)
     command.upgrade(alembic_config(url), revision)
 
 

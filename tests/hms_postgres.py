@@ -1,0 +1,241 @@
+"""The real Hive Metastore 2.3.10 on PostgreSQL (pyspark's jars, Debian's JDBC driver), for
+the tests of adopting an HMS database: a database whose schema HMS itself made (DataNucleus's
+auto-create; its transaction tables as Hive's script for them makes them, since HMS's
+TxnHandler makes them only on Derby), filled through HMS's own calls.
+
+HMS fills one template database per session (`hms_postgres_template` in conftest); a test
+takes a copy of it (PostgreSQL's CREATE DATABASE ... TEMPLATE, a file copy) and may start HMS
+on its copy again (`hive_metastore_on`), with schema verification on when it checks that HMS
+still accepts the database.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import metadata_builders as mb
+import sqlalchemy as sa
+from hms_oracle import JAVA_OPTIONS, client, jars
+from hms_process import HiveMetastoreProcess, started_hive_metastore
+from java_tools import unavailable
+
+from hive_metastore_thrift import ThriftHiveMetastore
+from hive_metastore_thrift import ttypes as t
+
+JDBC_DRIVER = Path("/usr/share/java/postgresql.jar")
+Client = ThriftHiveMetastore.Client
+
+
+def jdbc_driver() -> Path:
+    """Debian's PostgreSQL JDBC driver (else unavailable)."""
+    if not JDBC_DRIVER.exists():
+        unavailable(f"{JDBC_DRIVER} is missing (apt-get install libpostgresql-jdbc-java)")
+    return JDBC_DRIVER
+
+
+def postgres_conf(url: str, *, verify: bool) -> dict[str, str]:
+    """HMS's settings for the PostgreSQL database at URL (a SQLAlchemy URL): with VERIFY,
+    schema verification on (HMS then refuses a database whose VERSION is not its own, and
+    creates no table); without, DataNucleus creates the tables it needs and HMS records its
+    schema version."""
+    parsed = sa.make_url(url)
+    conf = {
+        "javax.jdo.option.ConnectionURL": (
+            f"jdbc:postgresql://{parsed.host or '127.0.0.1'}:{parsed.port or 5432}/"
+            f"{parsed.database}"
+        ),
+        "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
+        "javax.jdo.option.ConnectionUserName": parsed.username or "postgres",
+        "javax.jdo.option.ConnectionPassword": parsed.password or "",
+    }
+    if verify:
+        conf |= {
+            "datanucleus.schema.autoCreateAll": "false",
+            "hive.metastore.schema.verification": "true",
+        }
+    else:
+        conf["hive.metastore.schema.verification.record.version"] = "true"
+    return conf
+
+
+@contextlib.contextmanager
+def hive_metastore_on(url: str, home: Path, *, verify: bool) -> Iterator[HiveMetastoreProcess]:
+    """HMS 2.3.10 on the PostgreSQL database at URL, listening (see postgres_conf)."""
+    found = jars()
+    conf = postgres_conf(url, verify=verify)
+    with started_hive_metastore(
+        found, JAVA_OPTIONS, conf, home, classpath=[str(jdbc_driver())]
+    ) as hms:
+        hms.wait()
+        yield hms
+
+
+def fill(hms: Client, warehouse: Path) -> None:
+    """What HMS holds before adoption: two databases (one with parameters), a partitioned
+    managed table with partitions, parameters and statistics of both levels, an external
+    table with bucket and sort columns and skewed values, a view, and a function."""
+    hms.create_database(
+        mb.database("sales", locationUri=f"file:{warehouse}/sales.db", parameters={"team": "a"})
+    )
+    hms.create_database(mb.database("empty", locationUri=f"file:{warehouse}/empty.db"))
+    orders = mb.table(
+        "sales",
+        "orders",
+        cols=mb.fields(("id", "bigint"), ("amount", "double"), ("note", "string", "free text")),
+        keys=mb.fields(("ds", "string")),
+        parameters={"numRows": "30", "owner_team": "a"},
+    )
+    orders.sd.location = f"file:{warehouse}/sales.db/orders"
+    hms.create_table(orders)
+    for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        hms.add_partition(
+            mb.partition(
+                "sales",
+                "orders",
+                [day],
+                sd=mb.storage(orders.sd.cols, f"file:{warehouse}/sales.db/orders/ds={day}"),
+                parameters={"numRows": "10"},
+            )
+        )
+    hms.update_table_column_statistics(
+        mb.column_stats("sales", "orders", [mb.long_stats("id", 1, 30), mb.string_stats("note")])
+    )
+    for i, day in enumerate(("2024-01-01", "2024-01-02")):
+        hms.update_partition_column_statistics(
+            mb.column_stats(
+                "sales", "orders", [mb.long_stats("id", i * 10, i * 10 + 9)], f"ds={day}"
+            )
+        )
+    skewed = t.SkewedInfo(["name"], [["a"], ["b"]], {("a",): f"file:{warehouse}/skew/a"})
+    events_sd = mb.storage(
+        mb.fields(("id", "bigint"), ("name", "string")),
+        f"file:{warehouse}/events",
+        bucketCols=["id"],
+        numBuckets=8,
+        sortCols=[t.Order("id", 1)],
+        skewedInfo=skewed,
+    )
+    hms.create_table(
+        mb.table(
+            "sales",
+            "events",
+            sd=events_sd,
+            tableType="EXTERNAL_TABLE",
+            parameters={"EXTERNAL": "TRUE"},
+        )
+    )
+    view = mb.table(
+        "sales",
+        "big_orders",
+        tableType="VIRTUAL_VIEW",
+        viewOriginalText="select * from orders where amount > 100",
+        viewExpandedText="select `orders`.`id` from `sales`.`orders` where `amount` > 100",
+    )
+    view.sd.location = None
+    hms.create_table(view)
+    hms.create_function(
+        t.Function(
+            "to_cents",
+            "sales",
+            "com.example.ToCents",
+            "hive",
+            t.PrincipalType.USER,
+            0,
+            t.FunctionType.JAVA,
+            [t.ResourceUri(t.ResourceType.JAR, f"file:{warehouse}/udfs.jar")],
+        )
+    )
+
+
+# HMS 2.3's transaction tables on PostgreSQL, as Hive's hive-txn-schema-2.3.0 script makes
+# them: names not quoted (so lower-case), one row in each NEXT_* table. HMS's TxnHandler can
+# only make them on Derby.
+TRANSACTION_TABLES_2_3 = (
+    "CREATE TABLE TXNS (TXN_ID bigint PRIMARY KEY, TXN_STATE char(1) NOT NULL, "
+    "TXN_STARTED bigint NOT NULL, TXN_LAST_HEARTBEAT bigint NOT NULL, "
+    "TXN_USER varchar(128) NOT NULL, TXN_HOST varchar(128) NOT NULL, "
+    "TXN_AGENT_INFO varchar(128), TXN_META_INFO varchar(128), TXN_HEARTBEAT_COUNT integer)",
+    "CREATE TABLE TXN_COMPONENTS (TC_TXNID bigint REFERENCES TXNS (TXN_ID), "
+    "TC_DATABASE varchar(128) NOT NULL, TC_TABLE varchar(128), "
+    "TC_PARTITION varchar(767) DEFAULT NULL, TC_OPERATION_TYPE char(1) NOT NULL)",
+    "CREATE TABLE COMPLETED_TXN_COMPONENTS (CTC_TXNID bigint, "
+    "CTC_DATABASE varchar(128) NOT NULL, CTC_TABLE varchar(256), CTC_PARTITION varchar(767))",
+    "CREATE TABLE NEXT_TXN_ID (NTXN_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_TXN_ID VALUES (1)",
+    "CREATE TABLE HIVE_LOCKS (HL_LOCK_EXT_ID bigint NOT NULL, HL_LOCK_INT_ID bigint NOT NULL, "
+    "HL_TXNID bigint, HL_DB varchar(128) NOT NULL, HL_TABLE varchar(128), "
+    "HL_PARTITION varchar(767) DEFAULT NULL, HL_LOCK_STATE char(1) NOT NULL, "
+    "HL_LOCK_TYPE char(1) NOT NULL, HL_LAST_HEARTBEAT bigint NOT NULL, "
+    "HL_ACQUIRED_AT bigint, HL_USER varchar(128) NOT NULL, HL_HOST varchar(128) NOT NULL, "
+    "HL_HEARTBEAT_COUNT integer, HL_AGENT_INFO varchar(128), HL_BLOCKEDBY_EXT_ID bigint, "
+    "HL_BLOCKEDBY_INT_ID bigint, PRIMARY KEY (HL_LOCK_EXT_ID, HL_LOCK_INT_ID))",
+    "CREATE INDEX HL_TXNID_INDEX ON HIVE_LOCKS USING hash (HL_TXNID)",
+    "CREATE TABLE NEXT_LOCK_ID (NL_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_LOCK_ID VALUES (1)",
+    "CREATE TABLE COMPACTION_QUEUE (CQ_ID bigint PRIMARY KEY, CQ_DATABASE varchar(128) NOT NULL, "
+    "CQ_TABLE varchar(128) NOT NULL, CQ_PARTITION varchar(767), CQ_STATE char(1) NOT NULL, "
+    "CQ_TYPE char(1) NOT NULL, CQ_TBLPROPERTIES varchar(2048), CQ_WORKER_ID varchar(128), "
+    "CQ_START bigint, CQ_RUN_AS varchar(128), CQ_HIGHEST_TXN_ID bigint, CQ_META_INFO bytea, "
+    "CQ_HADOOP_JOB_ID varchar(32))",
+    "CREATE TABLE NEXT_COMPACTION_QUEUE_ID (NCQ_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_COMPACTION_QUEUE_ID VALUES (1)",
+    "CREATE TABLE COMPLETED_COMPACTIONS (CC_ID bigint PRIMARY KEY, "
+    "CC_DATABASE varchar(128) NOT NULL, CC_TABLE varchar(128) NOT NULL, "
+    "CC_PARTITION varchar(767), CC_STATE char(1) NOT NULL, CC_TYPE char(1) NOT NULL, "
+    "CC_TBLPROPERTIES varchar(2048), CC_WORKER_ID varchar(128), CC_START bigint, "
+    "CC_END bigint, CC_RUN_AS varchar(128), CC_HIGHEST_TXN_ID bigint, CC_META_INFO bytea, "
+    "CC_HADOOP_JOB_ID varchar(32))",
+    "CREATE TABLE AUX_TABLE (MT_KEY1 varchar(128) NOT NULL, MT_KEY2 bigint NOT NULL, "
+    "MT_COMMENT varchar(255), PRIMARY KEY (MT_KEY1, MT_KEY2))",
+    "CREATE TABLE WRITE_SET (WS_DATABASE varchar(128) NOT NULL, WS_TABLE varchar(128) NOT NULL, "
+    "WS_PARTITION varchar(767), WS_TXNID bigint NOT NULL, WS_COMMIT_ID bigint NOT NULL, "
+    "WS_OPERATION_TYPE char(1) NOT NULL)",
+    "CREATE TABLE TXN_MAP (REPL_POLICY varchar(128) NOT NULL, SRC_TXN_ID bigint NOT NULL, "
+    "TARGET_TXN_ID bigint NOT NULL, PRIMARY KEY (REPL_POLICY, SRC_TXN_ID))",
+)
+
+
+@contextlib.contextmanager
+def filled_template(admin_url: str, home: Path) -> Iterator[str]:
+    """A PostgreSQL database made and filled by HMS 2.3.10 (with its transaction tables),
+    its name; dropped afterwards."""
+    name = f"colstats_hms_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    url = sa.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        engine = sa.create_engine(url)
+        with engine.begin() as conn:
+            for statement in TRANSACTION_TABLES_2_3:
+                conn.exec_driver_sql(statement)
+        engine.dispose()
+        with hive_metastore_on(url, home, verify=False) as hms:
+            hms_client, transport = client(hms.port)
+            try:
+                fill(hms_client, home / "warehouse")
+            finally:
+                transport.close()
+        yield name
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@contextlib.contextmanager
+def copy_of(admin_url: str, template: str) -> Iterator[str]:
+    """A new database copied from TEMPLATE, its URL; dropped afterwards."""
+    name = f"colstats_hmscopy_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    try:
+        yield sa.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()

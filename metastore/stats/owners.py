@@ -45,6 +45,7 @@ class TableOwner(NamedTuple):
     accurate: str | None
     """Its COLUMN_STATS_ACCURATE (None when it has none) as read with it: see
     `table_accurate` for the value to change."""
+    catalog: str
 
     def where(self) -> str:
         """How messages name it."""
@@ -79,7 +80,7 @@ def table(
     db, tbl_id, name, cd_id, stored, _ = rows[0]
     versions.touch(s, tbl_id)
     keys = [row[5] for row in rows if row[5] is not None]
-    return TableOwner(db, tbl_id, name, cd_id, keys, stored)
+    return TableOwner(db, tbl_id, name, cd_id, keys, stored, cat)
 
 
 @functools.cache

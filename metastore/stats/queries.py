@@ -51,21 +51,36 @@ class StatsLevel:
     params: type[m.TableParam] | type[m.PartitionParam]
     owner: str
     """The owner id column of both tables, TBL_ID or PART_ID."""
+    owner_names: tuple[str, ...]
+    """The columns that name the owner as HMS finds it (models.ColumnStatsMixin)."""
 
     def stats_owner(self) -> KeyedColumnElement[int]:
         """The owner id column of the statistics table."""
         return self.stats.__table__.c[self.owner]
 
 
-TABLE_LEVEL = StatsLevel("table", m.TableColumnStats, m.TableParam, "TBL_ID")
-PARTITION_LEVEL = StatsLevel("partition", m.PartitionColumnStats, m.PartitionParam, "PART_ID")
+_TABLE_NAMES = ("CAT_NAME", "DB_NAME", "TABLE_NAME")
+TABLE_LEVEL = StatsLevel("table", m.TableColumnStats, m.TableParam, "TBL_ID", _TABLE_NAMES)
+PARTITION_LEVEL = StatsLevel(
+    "partition",
+    m.PartitionColumnStats,
+    m.PartitionParam,
+    "PART_ID",
+    (*_TABLE_NAMES, "PARTITION_NAME"),
+)
 
 
 def upsert_stats(
-    s: Session, level: StatsLevel, rows: Sequence[tuple[int, StatsRow]], *, keep_unset: bool = True
+    s: Session,
+    level: StatsLevel,
+    rows: Sequence[tuple[int, StatsRow]],
+    owner_names: Mapping[int, Sequence[str]],
+    *,
+    keep_unset: bool = True,
 ) -> None:
     """Insert or update statistics rows (each with its owner's id) in bulk, with one upsert
-    statement.
+    statement. OWNER_NAMES gives each owner's names (level.owner_names: catalog, database,
+    table and, for a partition, its name), written into its rows as HMS keeps them.
 
     Rows are keyed by (owner id, COLUMN_NAME, ENGINE). On a conflict the set fields replace
     the stored ones; with KEEP_UNSET, unset (None) fields keep the stored value unless the
@@ -85,10 +100,13 @@ def upsert_stats(
     # One order for every writer, so that two calls that upsert the same rows lock them in
     # the same order and cannot deadlock.
     ordered = sorted(rows, key=lambda r: (r[0], r[1]["COLUMN_NAME"], r[1]["ENGINE"]))
-    plain: list[Mapping[str, Any]] = [{owner: owner_id, **row} for owner_id, row in ordered]
+    plain: list[Mapping[str, Any]] = [
+        {owner: owner_id, **dict(zip(level.owner_names, owner_names[owner_id], strict=True)), **row}
+        for owner_id, row in ordered
+    ]
     dialect = s.get_bind().dialect.name
     if dialect == "postgresql":
-        columns = [owner, *STATS_COLUMNS]
+        columns = [owner, *level.owner_names, *STATS_COLUMNS]
         arrays = {c: lists.array_text(row[c] for row in plain) for c in columns}
         driver_execute(s, _postgres_upsert(level, keep_unset), arrays)
     elif dialect == "sqlite":
@@ -105,7 +123,7 @@ def upsert_stats(
 def _postgres_upsert(level: StatsLevel, keep_unset: bool) -> Any:
     """INSERT ... SELECT unnest(...) ON CONFLICT ..., one array parameter per column."""
     table = level.stats.__table__
-    columns = [level.owner, *STATS_COLUMNS]
+    columns = [level.owner, *level.owner_names, *STATS_COLUMNS]
     source = select(*[func.unnest(_array_param(c, table.c[c].type)) for c in columns])
     return _on_conflict(level, postgresql.insert(table).from_select(columns, source), keep_unset)
 
@@ -114,7 +132,7 @@ def _postgres_upsert(level: StatsLevel, keep_unset: bool) -> Any:
 def _sqlite_upsert(level: StatsLevel, keep_unset: bool) -> Any:
     """INSERT ... VALUES (one row) ON CONFLICT ..., run over the rows by executemany."""
     table = level.stats.__table__
-    columns = [level.owner, *STATS_COLUMNS]
+    columns = [level.owner, *level.owner_names, *STATS_COLUMNS]
     return _on_conflict(
         level, sqlite.insert(table).values({c: bindparam(c) for c in columns}), keep_unset
     )
@@ -141,6 +159,7 @@ def _on_conflict(level: StatsLevel, stmt: Any, keep_unset: bool) -> Any:
         "STATS_KIND": stmt.excluded.STATS_KIND,
         "NUM_NULLS": stmt.excluded.NUM_NULLS,
         "LAST_ANALYZED": stmt.excluded.LAST_ANALYZED,
+        **{name: stmt.excluded[name] for name in level.owner_names},
     }
     for col in KEPT_WHEN_UNSET:
         new, old = stmt.excluded[col], table.c[col]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from metastore import names
@@ -20,6 +21,7 @@ from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
 from metastore.stats.rows import StatsRow
 from metastore.stats.validate import check_engine, checked
 from metastore.store import lookup
+from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
 from metastore.store.storage import column_types
 
@@ -61,7 +63,8 @@ def write_statistics(
             rows = [_owner_rows(e.rows, types, where, engine) for e in table_level]
             value = owners.table_accurate(s, table)
             stored = {table.tbl_id: value} if value is not None else {}
-            _store_rows(s, TABLE_LEVEL, {table.tbl_id: rows}, stored, engine, merge)
+            named = {table.tbl_id: (table.catalog, table.db_name, table.name)}
+            _store_rows(s, TABLE_LEVEL, {table.tbl_id: rows}, named, stored, engine, merge)
         if part_level:
             _write_partition_statistics(s, table, part_level, engine, merge)
 
@@ -84,6 +87,7 @@ def _write_partition_statistics(
         stored_names.append(names.make_partition_name(table.keys, values))
     partitions, types = owners.partitions(s, table.tbl_id, sorted(set(stored_names)))
     by_owner: dict[int, list[list[StatsRow]]] = {}
+    named: dict[int, tuple[str, ...]] = {}
     for entry, name in zip(entries, stored_names, strict=True):
         found = partitions.get(name)
         if found is None:
@@ -91,8 +95,9 @@ def _write_partition_statistics(
         where = f"partition {name} of {table.where()}"
         rows = _owner_rows(entry.rows, types.get(found.cd_id or -1, {}), where, engine)
         by_owner.setdefault(found.part_id, []).append(rows)
+        named[found.part_id] = (table.catalog, table.db_name, table.name, name)
     stored = {p.part_id: p.accurate for p in partitions.values() if p.accurate is not None}
-    _store_rows(s, PARTITION_LEVEL, by_owner, stored, engine, merge)
+    _store_rows(s, PARTITION_LEVEL, by_owner, named, stored, engine, merge)
 
 
 def _owner_rows(
@@ -118,13 +123,15 @@ def _store_rows(
     s: Session,
     level: StatsLevel,
     by_owner: dict[int, list[list[StatsRow]]],
+    owner_names: Mapping[int, Sequence[str]],
     stored_accurate: Mapping[int, str | None],
     engine: str,
     merge: bool,
 ) -> None:
     """Upsert the rows of each owner (several entries for one owner are merged or, without
-    MERGE, the later wins) and mark their columns in COLUMN_STATS_ACCURATE (STORED_ACCURATE:
-    its value for the owners that have it)."""
+    MERGE, the later wins; OWNER_NAMES: the names of each, as level.owner_names) and mark
+    their columns in COLUMN_STATS_ACCURATE (STORED_ACCURATE: its value for the owners that
+    have it)."""
     owner_ids = list(by_owner)
     stored: dict[tuple[int, str], StatsRow] = {}
     if merge:
@@ -145,7 +152,11 @@ def _store_rows(
                     row = {**merged, "COLUMN_TYPE": previous["COLUMN_TYPE"]}
                 final[key] = row
     queries.upsert_stats(
-        s, level, [(owner, row) for (owner, _), row in final.items()], keep_unset=not merge
+        s,
+        level,
+        [(owner, row) for (owner, _), row in final.items()],
+        owner_names,
+        keep_unset=not merge,
     )
     written: dict[int, set[str]] = {owner: set() for owner in owner_ids}
     for owner, column in final:
@@ -194,3 +205,29 @@ def delete_statistics(
             },
             accurate.KEY,
         )
+
+
+def rename_table(s: Session, tbl_id: int, db_name: str, table_name: str) -> None:
+    """Name table TBL_ID DB_NAME.TABLE_NAME in its statistics rows and its partitions' (the
+    names HMS finds them by)."""
+    for level in (TABLE_LEVEL, PARTITION_LEVEL):
+        model = level.stats
+        owners_of_table = (
+            model.TBL_ID == tbl_id  # type: ignore[union-attr]
+            if level is TABLE_LEVEL
+            else model.PART_ID.in_(  # type: ignore[union-attr]
+                select(m.Partition.PART_ID).where(m.Partition.TBL_ID == tbl_id)
+            )
+        )
+        s.execute(
+            update(model).where(owners_of_table).values(DB_NAME=db_name, TABLE_NAME=table_name)
+        )
+
+
+def rename_partition(s: Session, part_id: int, part_name: str) -> None:
+    """Name partition PART_ID PART_NAME in its statistics rows."""
+    s.execute(
+        update(m.PartitionColumnStats)
+        .where(m.PartitionColumnStats.PART_ID == part_id)
+        .values(PARTITION_NAME=part_name)
+    )

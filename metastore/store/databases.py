@@ -7,6 +7,7 @@ from sqlalchemy.orm import Session
 
 from metastore.name_patterns import filter_names
 from metastore.store import models as m
+from metastore.store.owned import delete_owned
 from metastore.store.tables import delete_table
 
 
@@ -26,4 +27,5 @@ def database_names(s: Session, catalog: str, pattern: str | None = None) -> list
 def delete_database(s: Session, db: m.Database) -> None:
     for table in s.scalars(select(m.Table).where(m.Table.DB_ID == db.DB_ID)):
         delete_table(s, table)
+    delete_owned(s, "DBS", "DB_ID", [db.DB_ID])
     s.delete(db)

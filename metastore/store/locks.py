@@ -44,9 +44,12 @@ import dataclasses
 import enum
 import functools
 import json
-from collections.abc import Sequence
+import re
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import sqlalchemy as sa
 from sqlalchemy import TextClause, text
 from sqlalchemy.orm import Session
 
@@ -162,25 +165,25 @@ def take(
             tables=lists.array_text(c.table for c in components),
             parts=lists.array_text(c.partition for c in components),
         )
-        rows = driver_rows(s, _take_postgresql(), params)
+        rows = driver_rows(s, _sql(s, _take_postgresql), params)
         if not rows:
             raise RuntimeError("NEXT_LOCK_ID has no row: the schema's migration did not run")
         lock_id, state = rows[0]
         return int(lock_id), LockState(state)
-    driver_rows(s, _sweep(dialect), {"timeout": timeout_ms})
+    driver_rows(s, _sql(s, _sweep, dialect), {"timeout": timeout_ms})
     wanted = [(i, c.type.value, c.db, c.table, c.partition) for i, c in enumerate(components, 1)]
     if key is not None:
-        found = driver_rows(s, _same_sqlite(), {**params, "wanted": _wanted_json(wanted)})
+        found = driver_rows(s, _sql(s, _same_sqlite), {**params, "wanted": _wanted_json(wanted)})
         if found:
             return int(found[0][0]), LockState(found[0][1])
-    taken = driver_rows(s, _next_id(), {})
+    taken = driver_rows(s, _sql(s, _next_id), {})
     if not taken:
         raise RuntimeError("NEXT_LOCK_ID has no row: the schema's migration did not run")
     lock_id = int(taken[0][0])
     for int_id, type_, db, table, partition in wanted:
         driver_rows(
             s,
-            _insert_waiting(dialect),
+            _sql(s, _insert_waiting, dialect),
             {
                 "id": lock_id,
                 "int_id": int_id,
@@ -193,7 +196,7 @@ def take(
                 "agent": agent,
             },
         )
-    states = driver_rows(s, _check(dialect), {"id": lock_id, "timeout": timeout_ms})
+    states = driver_rows(s, _sql(s, _check, dialect), {"id": lock_id, "timeout": timeout_ms})
     return lock_id, _state_of(states)
 
 
@@ -202,8 +205,8 @@ def check(s: Session, lock_id: int, timeout_ms: int) -> LockState:
     NoSuchLock when it is not held."""
     dialect = s.get_bind().dialect.name
     if dialect != "postgresql":
-        driver_rows(s, _sweep(dialect), {"timeout": timeout_ms})
-    rows = driver_rows(s, _check(dialect), {"id": lock_id, "timeout": timeout_ms})
+        driver_rows(s, _sql(s, _sweep, dialect), {"timeout": timeout_ms})
+    rows = driver_rows(s, _sql(s, _check, dialect), {"id": lock_id, "timeout": timeout_ms})
     if not rows:
         raise NoSuchLock(f"lock {lock_id} is not held (never taken, released or timed out)")
     return _state_of(rows)
@@ -212,16 +215,16 @@ def check(s: Session, lock_id: int, timeout_ms: int) -> LockState:
 def heartbeat(s: Session, lock_id: int, timeout_ms: int) -> None:
     """Tell that lock LOCK_ID's holder is alive. NoSuchLock when it is not held."""
     dialect = s.get_bind().dialect.name
-    if not driver_rows(s, _heartbeat(dialect), {"id": lock_id, "timeout": timeout_ms}):
+    if not driver_rows(s, _sql(s, _heartbeat, dialect), {"id": lock_id, "timeout": timeout_ms}):
         raise NoSuchLock(f"lock {lock_id} is not held (never taken, released or timed out)")
 
 
 def release(s: Session, lock_id: int) -> bool:
     """Remove lock LOCK_ID, acquired or waiting; whether there was one. A lock of a Hive
     transaction (in a database HMS shares) is not removed: LockOfTransaction."""
-    if driver_rows(s, _release(), {"id": lock_id}):
+    if driver_rows(s, _sql(s, _release), {"id": lock_id}):
         return True
-    txns = driver_rows(s, _txn_of(), {"id": lock_id})
+    txns = driver_rows(s, _sql(s, _txn_of), {"id": lock_id})
     if txns:
         raise LockOfTransaction(
             f"lock {lock_id} belongs to Hive transaction {txns[0][0]}: it ends with the "
@@ -267,7 +270,7 @@ def listed(
             agent_info=row[13],
             blocked_by=None if row[14] is None else (int(row[14]), int(row[15] or 0)),
         )
-        for row in driver_rows(s, _listed(dialect), params)
+        for row in driver_rows(s, _sql(s, _listed, dialect), params)
     ]
 
 
@@ -294,6 +297,35 @@ def _wanted_json(wanted: Sequence[tuple[int, str, str, str | None, str | None]])
 
 
 # -- SQL ------------------------------------------------------------------------------------
+# HMS 2.3's and 3.1's scripts for PostgreSQL make the lock tables without quoting their names,
+# so that PostgreSQL keeps them in lower case (hive_locks); colstats's schema and Hive 4's
+# quote them (HIVE_LOCKS). In a database adopted from HMS colstats uses HMS's own, so that the
+# two servers share the locks (metastore.store.adopt): the statements below are written for
+# the quoted names, and rewritten for the others.
+
+_QUOTED = re.compile(r'"(HIVE_LOCKS|NEXT_LOCK_ID|HL_[A-Z_]+|NL_[A-Z_]+)"')
+_LOWER_CASE: weakref.WeakKeyDictionary[sa.Engine, bool] = weakref.WeakKeyDictionary()
+
+
+def _sql(s: Session, build: Callable[..., str], *args: str) -> TextClause:
+    """The statement BUILD(*ARGS) for the lock tables of the database of S."""
+    engine = s.get_bind()
+    assert isinstance(engine, sa.Engine)
+    lower = _LOWER_CASE.get(engine)
+    if lower is None:
+        tables = set(sa.inspect(s.connection()).get_table_names())
+        lower = _LOWER_CASE[engine] = "HIVE_LOCKS" not in tables and "hive_locks" in tables
+    return _styled(build, args, lower)
+
+
+@functools.cache
+def _styled(build: Callable[..., str], args: tuple[str, ...], lower: bool) -> TextClause:
+    sql = build(*args)
+    if lower:
+        sql = _QUOTED.sub(lambda found: found.group(1).lower(), sql)
+    return text(sql)
+
+
 # Written as text: the statements are shaped by what one database can do in one statement
 # (data-modifying CTEs on PostgreSQL), and the rule of conflicts is one fragment shared by
 # every statement that decides.
@@ -360,14 +392,14 @@ def _blocker(column: str, lock: str, dialect: str) -> str:
 
 
 @functools.cache
-def _take_postgresql() -> TextClause:
+def _take_postgresql() -> str:
     """`take` on PostgreSQL in one statement: the request's components (four arrays),
     the same request's live lock when it has an agentInfo of its own, the timed-out locks
     deleted, the next id taken (unless the lock exists), its components written ACQUIRED
     when no component has a blocker, else WAITING with their blockers."""
     now = _now("postgresql")
     conflict = _conflicts("w.type", "w.db", "w.tbl", "w.part", "h")
-    return text(f"""
+    return f"""
 WITH wanted AS (
   SELECT c.n AS int_id, c.type, c.db, c.tbl, c.part
   FROM unnest(CAST(:types AS TEXT[]), CAST(:dbs AS TEXT[]), CAST(:tables AS TEXT[]),
@@ -412,14 +444,14 @@ inserted AS (
 )
 SELECT "HL_LOCK_EXT_ID", max("HL_LOCK_STATE") FROM inserted GROUP BY 1
 UNION ALL SELECT id, state FROM same
-""")
+"""
 
 
 @functools.cache
-def _same_sqlite() -> TextClause:
+def _same_sqlite() -> str:
     """The same request's live lock on SQLite (see `_take_postgresql`'s `same`); :wanted is
     the components as JSON rows [int_id, type, db, table, partition]."""
-    return text(f"""
+    return f"""
 SELECT l."HL_LOCK_EXT_ID", max(l."HL_LOCK_STATE") FROM "HIVE_LOCKS" l
 WHERE l."HL_AGENT_INFO" = :agent_key AND l."HL_USER" = :user AND l."HL_HOST" = :host
   AND l."HL_TXNID" = 0 AND {_alive("l", "sqlite")}
@@ -432,37 +464,37 @@ HAVING count(*) = :count AND count(*) = (
    AND x."HL_TABLE" IS json_extract(w.value, '$[3]')
    AND x."HL_PARTITION" IS json_extract(w.value, '$[4]'))
 ORDER BY 1 DESC LIMIT 1
-""")
+"""
 
 
 @functools.cache
-def _sweep(dialect: str) -> TextClause:
+def _sweep(dialect: str) -> str:
     """Delete the locks not heartbeated within :timeout ms (SQLite; PostgreSQL's `take` does
     it in its statement)."""
-    return text(
+    return (
         f'DELETE FROM "HIVE_LOCKS" WHERE "HL_TXNID" = 0 '
         f'AND "HL_LAST_HEARTBEAT" < {_now(dialect)} - :timeout RETURNING "HL_LOCK_EXT_ID"'
     )
 
 
 @functools.cache
-def _next_id() -> TextClause:
-    return text('UPDATE "NEXT_LOCK_ID" SET "NL_NEXT" = "NL_NEXT" + 1 RETURNING "NL_NEXT" - 1')
+def _next_id() -> str:
+    return 'UPDATE "NEXT_LOCK_ID" SET "NL_NEXT" = "NL_NEXT" + 1 RETURNING "NL_NEXT" - 1'
 
 
 @functools.cache
-def _insert_waiting(dialect: str) -> TextClause:
+def _insert_waiting(dialect: str) -> str:
     now = _now(dialect)
-    return text(f"""
+    return f"""
 INSERT INTO "HIVE_LOCKS" ({_COLUMNS})
 VALUES (:id, :int_id, 0, :db, :tbl, :part, 'w', :type, {now}, NULL, :user, :host, 0, :agent,
         NULL, NULL)
 RETURNING "HL_LOCK_INT_ID"
-""")
+"""
 
 
 @functools.cache
-def _check(dialect: str) -> TextClause:
+def _check(dialect: str) -> str:
     """Heartbeat lock :id and acquire it when none of its
     components has a blocker; the states of its components (none when it is not held).
     On PostgreSQL the timed-out locks are deleted in the same statement."""
@@ -478,7 +510,7 @@ def _check(dialect: str) -> TextClause:
   DELETE FROM "HIVE_LOCKS" x WHERE x."HL_TXNID" = 0 AND x."HL_LAST_HEARTBEAT" < {now} - :timeout
 )
 """
-    return text(f"""{sweep}UPDATE "HIVE_LOCKS" AS l SET
+    return f"""{sweep}UPDATE "HIVE_LOCKS" AS l SET
   "HL_LAST_HEARTBEAT" = {now},
   "HL_LOCK_STATE" = CASE WHEN {keep} THEN 'a' ELSE 'w' END,
   "HL_ACQUIRED_AT" = CASE WHEN l."HL_LOCK_STATE" = 'a' THEN l."HL_ACQUIRED_AT"
@@ -489,34 +521,34 @@ def _check(dialect: str) -> TextClause:
                                ELSE {_blocker("HL_LOCK_INT_ID", "l", dialect)} END
 WHERE l."HL_LOCK_EXT_ID" = :id AND {_alive("l", dialect)}
 RETURNING "HL_LOCK_STATE"
-""")
+"""
 
 
 @functools.cache
-def _heartbeat(dialect: str) -> TextClause:
-    return text(f"""
+def _heartbeat(dialect: str) -> str:
+    return f"""
 UPDATE "HIVE_LOCKS" AS l SET "HL_LAST_HEARTBEAT" = {_now(dialect)}
 WHERE l."HL_LOCK_EXT_ID" = :id AND {_alive("l", dialect)}
 RETURNING "HL_LOCK_INT_ID"
-""")
+"""
 
 
 @functools.cache
-def _release() -> TextClause:
-    return text(
+def _release() -> str:
+    return (
         'DELETE FROM "HIVE_LOCKS" WHERE "HL_LOCK_EXT_ID" = :id AND "HL_TXNID" = 0 '
         'RETURNING "HL_LOCK_INT_ID"'
     )
 
 
 @functools.cache
-def _txn_of() -> TextClause:
-    return text('SELECT "HL_TXNID" FROM "HIVE_LOCKS" WHERE "HL_LOCK_EXT_ID" = :id LIMIT 1')
+def _txn_of() -> str:
+    return 'SELECT "HL_TXNID" FROM "HIVE_LOCKS" WHERE "HL_LOCK_EXT_ID" = :id LIMIT 1'
 
 
 @functools.cache
-def _listed(dialect: str) -> TextClause:
-    return text(f"""
+def _listed(dialect: str) -> str:
+    return f"""
 SELECT {_COLUMNS} FROM "HIVE_LOCKS" l
 WHERE {_alive("l", dialect)}
   AND (CAST(:db AS VARCHAR) IS NULL OR l."HL_DB" = :db)
@@ -524,4 +556,4 @@ WHERE {_alive("l", dialect)}
   AND (CAST(:part AS VARCHAR) IS NULL OR l."HL_PARTITION" = :part)
   AND (CAST(:txn AS BIGINT) IS NULL OR l."HL_TXNID" = :txn)
 ORDER BY l."HL_LOCK_EXT_ID", l."HL_LOCK_INT_ID"
-""")
+"""

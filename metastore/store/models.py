@@ -388,9 +388,16 @@ class FunctionResource(Base):
 
 
 class ColumnStatsMixin:
-    """The statistics columns shared by TAB_COL_STATS and PART_COL_STATS."""
+    """The statistics columns shared by TAB_COL_STATS and PART_COL_STATS.
+
+    CAT_NAME, DB_NAME and TABLE_NAME (and PART_COL_STATS's PARTITION_NAME) name the owner as
+    HMS does: HMS finds statistics by these names, not by the owner's id, so every write sets
+    them and every rename moves them (a database HMS shares reads the same rows)."""
 
     CS_ID: Mapped[int] = mapped_column(Id, primary_key=True)
+    CAT_NAME: Mapped[str] = mapped_column(String(256), server_default="hive")
+    DB_NAME: Mapped[str] = mapped_column(String(128))
+    TABLE_NAME: Mapped[str] = mapped_column(String(256))
     COLUMN_NAME: Mapped[str] = mapped_column(String(767))
     COLUMN_TYPE: Mapped[str] = mapped_column(String(128))
     STATS_KIND: Mapped[str] = mapped_column(String(16))
@@ -424,6 +431,7 @@ class PartitionColumnStats(ColumnStatsMixin, Base):
     __table_args__ = (UniqueConstraint("PART_ID", "COLUMN_NAME", "ENGINE"),)
 
     PART_ID: Mapped[int] = _owner("PARTITIONS.PART_ID")
+    PARTITION_NAME: Mapped[str] = mapped_column(String(767))
 
 
 class HiveLock(Base):

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
 from metastore.store import models as m
+from metastore.store.owned import delete_owned
 from metastore.store.partition_filter import text_in_byte_order
 from metastore.store.storage import delete_storages
 
@@ -182,5 +183,6 @@ def _sqlite_analyzed_rows(s: Session) -> int:
 
 
 def delete_partition(s: Session, partition: m.Partition) -> None:
+    delete_owned(s, "PARTITIONS", "PART_ID", [partition.PART_ID])
     s.execute(delete(m.Partition).where(m.Partition.PART_ID == partition.PART_ID))
     delete_storages(s, [partition.SD_ID])

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from metastore.store import models as m
 from metastore.store.bulk import insert_all, insert_rows
+from metastore.store.owned import delete_owned
 from metastore.store.params import grouped_params
 
 CDS, COLUMNS = m.ColumnDescriptor.__table__, m.Column.__table__
@@ -285,13 +286,16 @@ def delete_storages(s: Session, sd_ids: Iterable[int | None]) -> None:
             )
         )
     )
+    delete_owned(s, "SDS", "SD_ID", ids)
     s.execute(delete(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(ids)))
     if string_lists:
+        delete_owned(s, "SKEWED_STRING_LIST", "STRING_LIST_ID", string_lists)
         s.execute(
             delete(m.SkewedStringList).where(m.SkewedStringList.STRING_LIST_ID.in_(string_lists))
         )
     serde_ids = [serde for _, serde in rows if serde is not None]
     if serde_ids:
+        delete_owned(s, "SERDES", "SERDE_ID", serde_ids)
         s.execute(delete(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))
     delete_unused_column_lists(s, {cd for cd, _ in rows if cd is not None})
 
@@ -306,4 +310,5 @@ def delete_unused_column_lists(s: Session, cd_ids: set[int | None]) -> None:
     )
     unused = ids - used
     if unused:
+        delete_owned(s, "CDS", "CD_ID", unused)
         s.execute(delete(m.ColumnDescriptor).where(m.ColumnDescriptor.CD_ID.in_(unused)))

@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from metastore.name_patterns import filter_names
 from metastore.store import models as m
+from metastore.store.owned import delete_owned
 from metastore.store.storage import delete_storages
 
 
@@ -97,10 +98,11 @@ def partition_keys(s: Session, tbl_id: int) -> list[m.PartitionKey]:
 
 
 def delete_table(s: Session, table: m.Table) -> None:
-    """Delete TABLE; its partitions, parameters and statistics go by cascade."""
+    """Delete TABLE with its partitions, parameters and statistics (metastore.store.owned)."""
     part_sd_ids = list(
         s.scalars(select(m.Partition.SD_ID).where(m.Partition.TBL_ID == table.TBL_ID))
     )
+    delete_owned(s, "TBLS", "TBL_ID", [table.TBL_ID])
     s.execute(delete(m.Table).where(m.Table.TBL_ID == table.TBL_ID))
     delete_storages(s, [*part_sd_ids, table.SD_ID])
 

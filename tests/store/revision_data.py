@@ -316,8 +316,28 @@ class _Writer:
                 COLUMN_TYPE=types[column],
                 LAST_ANALYZED=ANALYZED,
                 **_stats_values(data),
+                **self.owner_names(table, owner),
                 **values,
             )
+
+    def owner_names(self, table: str, owner: dict[str, int]) -> dict[str, str]:
+        """The names a statistics row of TABLE gives its OWNER, where the revision has them
+        (from 0007): its database's, its table's and a partition's."""
+        if "DB_NAME" not in self.tables[table].c:
+            return {}
+        tbls, dbs, parts = self.tables["TBLS"], self.tables["DBS"], self.tables["PARTITIONS"]
+        names = sa.select(dbs.c.NAME, tbls.c.TBL_NAME).join_from(
+            tbls, dbs, dbs.c.DB_ID == tbls.c.DB_ID
+        )
+        if "PART_ID" in owner:
+            found = self.conn.execute(
+                names.add_columns(parts.c.PART_NAME)
+                .join(parts, parts.c.TBL_ID == tbls.c.TBL_ID)
+                .where(parts.c.PART_ID == owner["PART_ID"])
+            ).one()
+            return {"DB_NAME": found[0], "TABLE_NAME": found[1], "PARTITION_NAME": found[2]}
+        found = self.conn.execute(names.where(tbls.c.TBL_ID == owner["TBL_ID"])).one()
+        return {"DB_NAME": found[0], "TABLE_NAME": found[1]}
 
 
 def _stats_values(data: t.ColumnStatisticsData) -> dict[str, Any]:

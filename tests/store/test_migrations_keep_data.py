@@ -121,7 +121,9 @@ def check_intact(url: str, before: dict[str, TableRows], where: str) -> None:
                     differences[:5]
                 )
                 for column in table.c:
-                    if column.name not in was.columns:
+                    if (name, column.name) in OWNER_NAMES:
+                        _check_owner_names(conn, table, column, where)
+                    elif column.name not in was.columns:
                         _check_default(conn, table, column, where)
     finally:
         engine.dispose()
@@ -154,6 +156,35 @@ def _differences(was: TableRows, now: collections.Counter[tuple[Any, ...]]) -> l
             found.append(f"altered {key(row)}: {', '.join(changed)}")
     found += [f"added {key(row)}" for row in added_by_key.values()]
     return found
+
+
+# Columns a revision computes: the names of a statistics row's owner (0007).
+OWNER_NAMES = {
+    ("TAB_COL_STATS", "DB_NAME"): 'd."NAME"',
+    ("TAB_COL_STATS", "TABLE_NAME"): 't."TBL_NAME"',
+    ("PART_COL_STATS", "DB_NAME"): 'd."NAME"',
+    ("PART_COL_STATS", "TABLE_NAME"): 't."TBL_NAME"',
+    ("PART_COL_STATS", "PARTITION_NAME"): 'p."PART_NAME"',
+}
+
+
+def _check_owner_names(
+    conn: sa.Connection, table: sa.Table, column: sa.Column[Any], where: str
+) -> None:
+    """COLUMN of every statistics row of TABLE names its owner as the owner is named."""
+    owner = 's."TBL_ID" = t."TBL_ID"'
+    joins = ""
+    if table.name == "PART_COL_STATS":
+        joins = 'JOIN "PARTITIONS" p ON p."PART_ID" = s."PART_ID" '
+        owner = 'p."TBL_ID" = t."TBL_ID"'
+    wrong = conn.scalar(
+        sa.text(
+            f'SELECT count(*) FROM "{table.name}" s {joins}JOIN "TBLS" t ON {owner} '
+            f'JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+            f'WHERE s."{column.name}" IS DISTINCT FROM {OWNER_NAMES[table.name, column.name]}'
+        )
+    )
+    assert wrong == 0, f"{where}: {wrong} rows of {table.name} misname their owner in {column}"
 
 
 def _check_default(

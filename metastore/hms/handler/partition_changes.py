@@ -25,6 +25,7 @@ from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import altered_params, properties, received_parameters
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
+from metastore.stats import writes as statistics
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.params import params as get_params
@@ -223,6 +224,7 @@ class PartitionChangeCalls(StatisticsWrites):
             )
         location = self._renamed_location(s, table, partition, old_name, new_name, new_part)
         partition.PART_NAME = new_name
+        statistics.rename_partition(s, partition.PART_ID, new_name)
         s.execute(
             delete(m.PartitionKeyValue).where(m.PartitionKeyValue.PART_ID == partition.PART_ID)
         )

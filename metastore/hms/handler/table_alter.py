@@ -28,6 +28,7 @@ from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
 from metastore.hms.structs import valid_name
 from metastore.stats import accurate as accurate_
+from metastore.stats import writes as statistics
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.params import replace_params
@@ -147,6 +148,8 @@ class _Alter:
         dropped_columns = self._replace_storage(kind, target_db, target_name, renamed)
         row = self.table
         row.DB_ID, row.TBL_NAME, row.TBL_TYPE = target_db.DB_ID, target_name, kind
+        if renamed:
+            statistics.rename_table(self.s, row.TBL_ID, target_db.NAME, target_name)
         if self.new.owner is not None:
             row.OWNER = self.new.owner
         if self.new.ownerType is not None:

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 from metastore.cli import remote
-from metastore.cli.errors import CliError
+from metastore.cli.errors import EXIT_USAGE, CliError
 from metastore.job.errors import OptionsError
 from metastore.job.options import DEFAULT_BATCH, DEFAULT_SHARE, FORMATS, AnalyzeOptions
+from metastore.job.settings import spark_conf
 from metastore.vocabulary import DEFAULT_ENGINE
 
 if TYPE_CHECKING:
@@ -36,11 +37,6 @@ def add_parser(commands: Any) -> None:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("table", help="DB.TABLE in the metastore (created when missing)")
-    parser.add_argument(
-        "--uri",
-        default=remote.default_uri(),
-        help=f"metastore URI (default $METASTORE_URI or {remote.DEFAULT_URI})",
-    )
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--path",
@@ -111,16 +107,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_BATCH,
         help=f"partitions per metastore call (default {DEFAULT_BATCH})",
     )
+    remote.add_arguments(parser)
 
 
 def options(args: argparse.Namespace) -> AnalyzeOptions:
-    """The job's options from the parsed command line (JobError when they do not fit)."""
+    """The job's options from the parsed command line (JobError when they do not fit); the
+    metastore's connection as remote.connection() makes it, with the job's Spark settings."""
     from metastore.job.object_storage import split_location  # PyArrow: only when it runs
 
     path, path_conf = (None, []) if args.path is None else split_location(args.path)
+    conf = (*(_setting(text) for text in args.conf), *path_conf)
+    connection = remote.connection(args, spark_conf(conf))
     return AnalyzeOptions(
         table=args.table,
-        uri=args.uri,
+        uri=connection.uri,
+        random_order=connection.random_order,
+        kerberos=connection.kerberos,
+        tls=connection.tls,
         path=path,
         spark_table=args.spark_table,
         format=args.format,
@@ -133,7 +136,7 @@ def options(args: argparse.Namespace) -> AnalyzeOptions:
         skew=args.skew,
         record_skew=_names(args.record_skew),
         strict=args.strict,
-        spark_conf=(*(_setting(text) for text in args.conf), *path_conf),
+        spark_conf=conf,
     )
 
 
@@ -158,7 +161,7 @@ def run(args: argparse.Namespace) -> int:
 
     job_options = options(args)
     _check_local_path(job_options.path)
-    remote.check(job_options.uri)  # before Spark starts, which takes a while
+    remote.check(job_options.connection)  # before Spark starts, which takes a while
     configure_logging("INFO")
     if args.traceback:
         logging.getLogger("py4j").setLevel(logging.WARNING)
@@ -228,4 +231,4 @@ def _check_local_path(path: str | None) -> None:
     parsed = urlparse(path)
     local = parsed.path if parsed.scheme == "file" else path if not parsed.scheme else None
     if local is not None and not os.path.exists(local):
-        raise CliError(f"--path {path}: no such file or folder")
+        raise CliError(f"--path {path}: no such file or folder", EXIT_USAGE)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from metastore.cli import describe, remote
+from metastore.job.connection import Connection
 
 DEMO_TABLE = "sales.orders"
 DESCRIBED = (("amount", None), ("quantity", "ds=2024-01-03"))
@@ -37,17 +38,16 @@ def add_parser(commands: Any) -> None:
         "sample table, compute its statistics with Spark and describe them; then clean up.",
     )
     parser.add_argument(
-        "--uri",
-        default=os.environ.get("METASTORE_URI"),
-        help="use this metastore instead of starting one, thrift://HOST:PORT (default "
-        "$METASTORE_URI; unset, a metastore of its own)",
-    )
-    parser.add_argument(
         "--data",
         help="write the sample table here and keep it (default: a temporary folder)",
     )
     parser.add_argument("--rows", type=int, default=20_000, help="orders (default 20000)")
     parser.add_argument("--table", default=DEMO_TABLE, help=f"DB.TABLE (default {DEMO_TABLE})")
+    remote.add_arguments(
+        parser,
+        uri_help="use this metastore instead of starting one, thrift://HOST:PORT (default "
+        "$METASTORE_URI; unset, a metastore of its own)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -76,15 +76,17 @@ def run(args: argparse.Namespace) -> int:
     progress = Progress()
     with tempfile.TemporaryDirectory(prefix="colstats-demo-") as tmp:
         work = Path(tmp)
-        if args.uri:
-            progress.next(f"using the metastore at {args.uri}")
-            answer = remote.check(args.uri)
+        data = Path(args.data) if args.data else work / "orders"
+        if args.uri or os.environ.get("METASTORE_URI"):
+            connection = remote.connection(args)
+            progress.next(f"using the metastore at {connection.uri}")
+            answer = remote.check(connection)
             progress.note(f"it answers, {len(answer.databases)} database(s)")
-            _demo(args.uri, Path(args.data) if args.data else work / "orders", args, progress)
+            _demo(connection, data, args, progress)
         else:
             progress.next("starting a metastore on a new SQLite database")
             with _local_server(work, progress) as uri:
-                _demo(uri, Path(args.data) if args.data else work / "orders", args, progress)
+                _demo(Connection.of(uri), data, args, progress)
             progress.note("metastore stopped, temporary files removed")
     print(f"done in {time.monotonic() - progress.started:.1f} s")
     return 0
@@ -118,7 +120,7 @@ def _local_server(work: Path, progress: Progress) -> Iterator[str]:
         engine.dispose()
 
 
-def _demo(uri: str, data: Path, args: argparse.Namespace, progress: Progress) -> None:
+def _demo(connection: Connection, data: Path, args: argparse.Namespace, progress: Progress) -> None:
     from metastore import sample_data
     from metastore.job import analyze
     from metastore.job.options import AnalyzeOptions
@@ -129,11 +131,19 @@ def _demo(uri: str, data: Path, args: argparse.Namespace, progress: Progress) ->
         f"{len(sample.partitions)} daily partitions ({sample.partitions[0]} .. "
         f"{sample.partitions[-1]}), Parquet"
     )
-    options = AnalyzeOptions(table=args.table, uri=uri, path=str(data))
+    options = AnalyzeOptions(
+        table=args.table,
+        uri=connection.uri,
+        path=str(data),
+        random_order=connection.random_order,
+        kerberos=connection.kerberos,
+        tls=connection.tls,
+    )
     progress.next("starting Spark (local)")
     spark = analyze.spark_session()
     spark.sparkContext.setLogLevel("ERROR")
     progress.note(f"Spark {spark.version}")
+    uri = connection.uri
     progress.next(f"computing the statistics of {args.table} and writing them to {uri}")
     result = analyze.run(spark, options)
     progress.note(
@@ -143,7 +153,7 @@ def _demo(uri: str, data: Path, args: argparse.Namespace, progress: Progress) ->
     spark.stop()
     progress.next(f"reading them back: metastore describe {args.table} [COLUMN] --uri {uri}")
     db_name, _, table_name = args.table.partition(".")
-    client, _ = remote.connect(uri)
+    client, _ = remote.connect(connection)
     try:
         table = describe.fetch(client, db_name, table_name, None, None, "hive")
         print("\n".join(describe.text_lines(table, 10, one_column=False)), flush=True)

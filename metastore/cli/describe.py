@@ -21,6 +21,7 @@ from metastore import names
 from metastore.cli import remote, stats_view
 from metastore.cli.errors import EXIT_USAGE, CliError
 from metastore.job.client import MetastoreClient
+from metastore.job.errors import NoSuchObject
 from metastore.job.options import parse_partition_spec
 from metastore.stats import accurate
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -57,16 +58,12 @@ def add_parser(commands: Any) -> None:
         metavar="SPEC",
         help="a partition instead of the table, e.g. ds=2024-01-01 or ds=2024-01-01/hr=1",
     )
-    parser.add_argument(
-        "--uri",
-        default=remote.default_uri(),
-        help=f"metastore URI (default $METASTORE_URI or {remote.DEFAULT_URI})",
-    )
     parser.add_argument("--engine", default=DEFAULT_ENGINE, help="statistics engine (default hive)")
     parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
     parser.add_argument(
         "--bins", type=int, default=10, help="histogram bins of equal width (default 10)"
     )
+    remote.add_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -102,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     db_name, dot, table_name = args.table.partition(".")
     if not dot or not db_name or not table_name or "." in table_name:
         raise CliError(f"table {args.table!r} must be given as DB.TABLE", EXIT_USAGE)
-    client, _ = remote.connect(args.uri)
+    client, _ = remote.connect(remote.connection(args))
     try:
         description = fetch(client, db_name, table_name, args.column, args.partition, args.engine)
     finally:
@@ -172,15 +169,18 @@ def fetch(
 def find_table(client: MetastoreClient, db: str, name: str) -> t.Table:
     try:
         table: t.Table = client.call("get_table", db, name)
-    except t.NoSuchObjectException as e:
+    except NoSuchObject as e:
         try:
             client.call("get_database", db)
-        except t.NoSuchObjectException:
+        except NoSuchObject:
             databases = client.call("get_all_databases")
-            raise CliError(f"no database {db} in {client.uri}; it has {listing(databases)}") from e
+            raise CliError(
+                f"no database {db} in {client.uri}; it has {listing(databases)}", EXIT_USAGE
+            ) from e
         tables = client.call("get_all_tables", db)
         raise CliError(
-            f"no table {db}.{name} in {client.uri}; {db} has {listing(tables, 'no tables')}"
+            f"no table {db}.{name} in {client.uri}; {db} has {listing(tables, 'no tables')}",
+            EXIT_USAGE,
         ) from e
     return table
 
@@ -201,15 +201,16 @@ def _one_column(
         return chosen
     if any(k == wanted for k, _ in keys):
         raise CliError(
-            f"{wanted} is a partition key of {table}; statistics are kept for its other columns"
+            f"{wanted} is a partition key of {table}; statistics are kept for its other columns",
+            EXIT_USAGE,
         )
     shown = listing([c for c, _ in columns], most=50)
-    raise CliError(f"{table} has no column {wanted}; its columns are {shown}")
+    raise CliError(f"{table} has no column {wanted}; its columns are {shown}", EXIT_USAGE)
 
 
 def _partition_name(keys: list[tuple[str, str]], spec: str, table: str) -> str:
     if not keys:
-        raise CliError(f"{table} is not partitioned; leave out --partition")
+        raise CliError(f"{table} is not partitioned; leave out --partition", EXIT_USAGE)
     values = parse_partition_spec(spec)
     key_names = [k for k, _ in keys]
     if sorted(values) != sorted(key_names):
@@ -224,11 +225,12 @@ def _partition_name(keys: list[tuple[str, str]], spec: str, table: str) -> str:
 def _partition(client: MetastoreClient, db: str, table: str, part_name: str) -> t.Partition:
     try:
         partition: t.Partition = client.call("get_partition_by_name", db, table, part_name)
-    except t.NoSuchObjectException as e:
+    except NoSuchObject as e:
         existing = client.call("get_partition_names", db, table, -1)
         raise CliError(
             f"no partition {part_name} of {db}.{table}; it has "
-            f"{listing(existing, 'no partitions', most=5)}"
+            f"{listing(existing, 'no partitions', most=5)}",
+            EXIT_USAGE,
         ) from e
     return partition
 
@@ -241,7 +243,7 @@ def _last_analyzed(
             stats = client.call("get_table_column_statistics", db, table, column)
         else:
             stats = client.call("get_partition_column_statistics", db, table, part_name, column)
-    except t.NoSuchObjectException:  # deleted since the first read
+    except NoSuchObject:  # deleted since the first read
         return None
     value = stats.statsDesc.lastAnalyzed
     return int(value) if value is not None else None

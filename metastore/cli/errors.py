@@ -1,14 +1,26 @@
 """The `metastore` command's errors: what a person reads when a command cannot do its work.
 
 Every failure becomes one line that says what went wrong and, where it helps, what to do,
-with an exit code:
+with an exit code. One rule for every command, by what would have to change for the same
+command to succeed:
 
-* 0 (EXIT_OK): done;
-* 1 (EXIT_FAILED): the command could not do its work;
-* 2 (EXIT_USAGE): bad arguments or settings (also argparse's code for usage errors);
-* 130 (EXIT_INTERRUPTED): interrupted with Ctrl-C (128 + SIGINT, as shells report it).
+* 0 (EXIT_OK): done.
+* 2 (EXIT_USAGE): what was typed: an argument, option or setting that is malformed or
+  contradictory (argparse's usage errors, a URI that is not thrift://HOST:PORT, Kerberos
+  and TLS together, a keytab or certificate file that is not there), or that names
+  something the metastore or the data does not have: a database, table, column, partition
+  or partition key, a --path, a --format the files are not in, a table partitioned
+  otherwise than the data. The command fails the same way until it is changed.
+* 1 (EXIT_FAILED): the command, as typed, could not do its work: the metastore could not be
+  reached (no answer, Kerberos or TLS refused), refused a call (rights) or failed one; the
+  data could not be read (a damaged file, a value that does not parse with --strict,
+  storage the job does not read); Spark or the database failed; `db check` found the schema
+  differs. The same command may succeed once that is mended.
+* 130 (EXIT_INTERRUPTED): interrupted with Ctrl-C (128 + SIGINT, as shells report it), or
+  `analyze` with SIGTERM; `serve`, once serving, stops cleanly with 0.
 
-`metastore --traceback ...` shows the full trace instead.
+The job's errors carry their kind (metastore.job.errors: OptionsError is 2, any other
+JobError 1); `metastore --traceback ...` shows the full trace instead.
 """
 
 from __future__ import annotations
@@ -56,7 +68,7 @@ def explain(exc: BaseException) -> tuple[int, str]:
         hint = _EXTRAS.get(top)
         if hint:
             return EXIT_FAILED, f"the {top} package is not installed: {hint}"
-    explained = _database(exc) or _thrift(exc) or _spark(exc)
+    explained = _database(exc) or _spark(exc)
     if explained:
         return explained
     return EXIT_FAILED, (
@@ -109,25 +121,10 @@ def _database(exc: BaseException) -> tuple[int, str] | None:
     return None
 
 
-def _thrift(exc: BaseException) -> tuple[int, str] | None:
-    """The metastore's declared exceptions, and a transport that failed during a call."""
-    from thrift.Thrift import TException
-    from thrift.transport.TTransport import TTransportException
-
-    from hive_metastore_thrift import ttypes as t
-
-    if isinstance(exc, TTransportException):
-        return EXIT_FAILED, f"the connection to the metastore failed: {_first_line(exc)}"
-    if type(exc).__module__ == t.__name__:  # a declared exception: the metastore's answer
-        message = getattr(exc, "message", None) or type(exc).__name__
-        return EXIT_FAILED, f"the metastore refused: {message}"
-    if isinstance(exc, TException):
-        return EXIT_FAILED, f"the metastore failed the call: {_first_line(exc)}"
-    return None
-
-
 # Spark's words for files it cannot read in the format it was told.
 _UNREADABLE = ("CANNOT_READ_FILE_FOOTER", "UNABLE_TO_INFER_SCHEMA", "not a Parquet", "FAILED_READ")
+# Spark's words for a name its catalog does not have (the table of --spark-table).
+_UNKNOWN_NAME = ("[TABLE_OR_VIEW_NOT_FOUND]", "[SCHEMA_NOT_FOUND]")
 # Spark's messages start with their error class: "[PATH_NOT_FOUND] Path does not exist: ...".
 _SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_]*(?:\.[A-Z0-9_]+)*\][^\n]*")
 
@@ -146,4 +143,5 @@ def _spark(exc: BaseException) -> tuple[int, str] | None:
         hint = " (do the files match --format?)"
     elif "JAVA_GATEWAY_EXITED" in line:
         hint = " (Spark needs Java 17: is it installed, and is JAVA_HOME unset or right?)"
-    return EXIT_FAILED, f"Spark failed: {line}{hint}"
+    code = EXIT_USAGE if line.startswith(_UNKNOWN_NAME) else EXIT_FAILED
+    return code, f"Spark failed: {line}{hint}"

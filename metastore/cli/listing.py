@@ -22,6 +22,7 @@ from metastore.cli import describe, remote
 from metastore.cli.errors import EXIT_USAGE, CliError
 from metastore.cli.stats_view import timestamp_text
 from metastore.job.client import MetastoreClient
+from metastore.job.errors import NoSuchObject
 from metastore.stats import accurate
 
 BASIC = describe.BASIC_STATISTICS
@@ -46,12 +47,8 @@ def add_parser(commands: Any) -> None:
         "rawDataSize).",
     )
     parser.add_argument("name", nargs="?", help="DB (its tables) or DB.TABLE (its partitions)")
-    parser.add_argument(
-        "--uri",
-        default=remote.default_uri(),
-        help=f"metastore URI (default $METASTORE_URI or {remote.DEFAULT_URI})",
-    )
     parser.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    remote.add_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -60,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     db_name, _, table_name = name.partition(".")
     if name and (not db_name or "." in table_name or (name.endswith(".") and not table_name)):
         raise CliError(f"{name!r} must be given as DB or DB.TABLE", EXIT_USAGE)
-    client, _ = remote.connect(args.uri)
+    client, _ = remote.connect(remote.connection(args))
     try:
         if not db_name:
             rows = databases(client)
@@ -94,10 +91,11 @@ def databases(client: MetastoreClient) -> list[dict[str, Any]]:
 def tables(client: MetastoreClient, db: str) -> list[dict[str, Any]]:
     try:
         client.call("get_database", db)
-    except t.NoSuchObjectException as e:
+    except NoSuchObject as e:
         databases_ = client.call("get_all_databases")
         raise CliError(
-            f"no database {db} in {client.uri}; it has {describe.listing(databases_)}"
+            f"no database {db} in {client.uri}; it has {describe.listing(databases_)}",
+            EXIT_USAGE,
         ) from e
     names_ = sorted(client.call("get_all_tables", db))
     out = []

@@ -16,20 +16,16 @@ def add_parser(commands: Any) -> None:
         "HMS, and say how long it took; exit 1 with the reason when it fails.",
     )
     ping.add_argument(
-        "--uri",
-        default=remote.default_uri(),
-        help=f"metastore URI (default $METASTORE_URI or {remote.DEFAULT_URI})",
-    )
-    ping.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for the answer (default 10)"
     )
+    remote.add_arguments(ping)
     ping.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    answer = remote.check(args.uri, timeout_s=args.timeout)
+    answer = remote.check(remote.connection(args), timeout_s=args.timeout)
     print(
-        f"{args.uri}: a Hive Metastore answered in {answer.seconds * 1000:.0f} ms "
+        f"{answer.uri}: a Hive Metastore answered in {answer.seconds * 1000:.0f} ms "
         f"({len(answer.databases)} database(s))"
     )
     return 0

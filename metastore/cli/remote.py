@@ -1,4 +1,6 @@
-"""Reaching a metastore from the command line: is something there, and does it speak HMS?
+"""Reaching a metastore from the command line: the options of every command that talks to
+one (its URIs and their order, Kerberos, TLS, where Hive's settings are), and `check`: is
+something there, and does it speak HMS?
 
 `check` makes one real call (`get_all_databases`) without retries, so that a wrong URI, a
 host that does not answer, or a port where something else listens is reported at once and
@@ -8,88 +10,121 @@ Python trace.
 
 from __future__ import annotations
 
-import logging
+import argparse
 import os
-import socket
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from thrift.protocol.TProtocol import TProtocolException
-from thrift.Thrift import TApplicationException
-from thrift.transport.TTransport import TTransportException
-
-from metastore.cli.errors import EXIT_USAGE, CliError
-from metastore.job.client import MetastoreClient, parse_uri
-
-DEFAULT_URI = "thrift://localhost:9083"
+from metastore.cli.errors import CliError
+from metastore.job.client import RETRIES, MetastoreClient
+from metastore.job.connection import DEFAULT_URI, SELECTIONS, Connection, Given, address
+from metastore.job.connection import connection as resolve
+from metastore.job.errors import MetastoreCallFailed
+from metastore.job.settings import hadoop_settings, spark_defaults
 
 
-def default_uri() -> str:
-    """$METASTORE_URI, else the local default port."""
-    return os.environ.get("METASTORE_URI", DEFAULT_URI)
+def add_arguments(parser: argparse.ArgumentParser, uri_help: str | None = None) -> None:
+    """--uri and the options of the metastore's connection, in a group of their own."""
+    group = parser.add_argument_group(
+        "the metastore's connection",
+        "Options win over Hive's settings: hive-site.xml (--hive-site, else $HIVE_CONF_DIR's), "
+        "core-site.xml in $HADOOP_CONF_DIR, Spark's spark.hadoop.* settings.",
+    )
+    group.add_argument(
+        "--uri",
+        help=uri_help
+        or "thrift://HOST:PORT, or several comma-separated, tried in order (default "
+        f"$METASTORE_URI, else hive.metastore.uris, else {DEFAULT_URI})",
+    )
+    group.add_argument(
+        "--uri-selection",
+        choices=SELECTIONS,
+        type=str.lower,
+        help="try the URIs in order, or in a random order (default sequential, or "
+        "metastore.thrift.uri.selection)",
+    )
+    group.add_argument("--hive-site", metavar="PATH", help="a hive-site.xml to read settings from")
+    group.add_argument(
+        "--kerberos-principal",
+        metavar="PRINCIPAL",
+        help="connect with Kerberos (SASL GSSAPI) to the metastore of this principal, e.g. "
+        "hive/_HOST@EXAMPLE.COM, _HOST being the URI's host (hive.metastore.sasl.enabled "
+        "and hive.metastore.kerberos.principal)",
+    )
+    group.add_argument(
+        "--kerberos-qop",
+        metavar="QOP",
+        help="the protections to accept, by preference: authentication, integrity, privacy "
+        "(default hadoop.rpc.protection, else authentication)",
+    )
+    group.add_argument("--principal", help="your Kerberos principal (default: the ticket cache's)")
+    group.add_argument("--keytab", metavar="PATH", help="log in as --principal from this keytab")
+    group.add_argument(
+        "--tls-ca",
+        metavar="PATH",
+        help="connect with TLS, trusting this CA (PEM; default with hive.metastore.use.SSL: "
+        "hive.metastore.truststore.path if PEM, else the system's CAs)",
+    )
+    group.add_argument("--tls-cert", metavar="PATH", help="with TLS, this client certificate (PEM)")
+    group.add_argument("--tls-key", metavar="PATH", help="the key of --tls-cert (PEM)")
+
+
+def connection(args: argparse.Namespace, spark_conf: Mapping[str, str] | None = None) -> Connection:
+    """The connection the options ARGS describe, completed from Hive's settings and Spark's
+    (SPARK_CONF: the job's; None: spark-defaults.conf's); --uri defaults to $METASTORE_URI."""
+    given = Given(
+        uri=args.uri or os.environ.get("METASTORE_URI") or None,
+        uri_selection=args.uri_selection,
+        kerberos_principal=args.kerberos_principal,
+        kerberos_qop=args.kerberos_qop,
+        principal=args.principal,
+        keytab=args.keytab,
+        tls_ca=args.tls_ca,
+        tls_cert=args.tls_cert,
+        tls_key=args.tls_key,
+    )
+    spark = spark_defaults() if spark_conf is None else spark_conf
+    return resolve(given, hadoop_settings(args.hive_site, spark), spark)
 
 
 @dataclass(frozen=True)
 class Answer:
-    """What a metastore answered to the check: its databases, and how long the call took."""
+    """What a metastore answered to the check: which URI, its databases, how long it took."""
 
+    uri: str
     databases: list[str]
     seconds: float
 
 
-def check(uri: str, *, timeout_s: float = 30.0) -> Answer:
-    """Call get_all_databases on URI once; CliError with the reason when that fails."""
-    client, answer = connect(uri, timeout_s=timeout_s)
+def check(connection: Connection, *, timeout_s: float = 30.0) -> Answer:
+    """Call get_all_databases once; an error with the reason when that fails."""
+    client, answer = connect(connection, timeout_s=timeout_s)
     client.close()
     return answer
 
 
-def connect(uri: str, *, timeout_s: float = 60.0) -> tuple[MetastoreClient, Answer]:
-    """A client of URI that has made one call, and its answer; CliError when that failed.
+def connect(connection: Connection, *, timeout_s: float = 60.0) -> tuple[MetastoreClient, Answer]:
+    """A client of CONNECTION that has made one call, and its answer. The call is not
+    retried (its failure is reported at once: MetastoreUnreachable, MetastoreRefused, or a
+    CliError when what answers is no metastore); the command's next calls are.
 
     TIMEOUT_S bounds each call of the client (a busy metastore on a loaded machine may take
     seconds; `metastore ping` asks for less)."""
-    try:
-        client = MetastoreClient(uri, retries=0, timeout_s=timeout_s)
-    except ValueError as e:
-        raise CliError(str(e), EXIT_USAGE) from e
-    # thrift's TSocket logs a failed connect with a trace before it raises; the raise is enough.
-    sockets_log = logging.getLogger("thrift.transport.TSocket")
-    level = sockets_log.level
-    sockets_log.setLevel(logging.CRITICAL)
+    client = MetastoreClient(connection, retries=0, timeout_s=timeout_s)
     started = time.monotonic()
     try:
         databases = client.call("get_all_databases")
-    except TTransportException as e:
+    except MetastoreCallFailed as e:
         client.close()
-        raise _transport_error(uri, e) from e
-    except (TProtocolException, TApplicationException, OSError) as e:
-        client.close()
-        raise _not_hms(uri, e) from e
-    finally:
-        sockets_log.setLevel(level)
-    return client, Answer(list(databases), time.monotonic() - started)
+        raise _not_hms(e) from e
+    client.retries = RETRIES
+    return client, Answer(client.uri, list(databases), time.monotonic() - started)
 
 
-def _transport_error(uri: str, e: TTransportException) -> CliError:
-    """Nothing listening (or no such host) when the connection could not open; else the
-    other side is no Thrift server: it closed, or said nothing in time."""
-    inner = getattr(e, "inner", None)
-    if isinstance(inner, socket.gaierror):
-        return CliError(f"cannot reach the metastore at {uri}: unknown host")
-    if e.type == TTransportException.NOT_OPEN:
-        reason = (inner.strerror or str(inner)) if isinstance(inner, OSError) else str(e)
-        return CliError(
-            f"cannot reach the metastore at {uri}: {reason.lower()} (is `metastore serve` "
-            "running there, and is the port right?)"
-        )
-    return _not_hms(uri, e)
-
-
-def _not_hms(uri: str, e: Exception) -> CliError:
-    detail = str(e).strip() or type(e).__name__
-    host, port = parse_uri(uri)
+def _not_hms(error: MetastoreCallFailed) -> CliError:
+    host, port = address(error.uri)
     return CliError(
-        f"{uri} does not answer as a Hive Metastore ({detail}); is {host}:{port} the "
-        "metastore's Thrift port (9083 by default)?"
+        f"{error.uri} does not answer as a Hive Metastore ({error.detail}); is {host}:{port} "
+        "the metastore's Thrift port (9083 by default)?"
     )

@@ -122,7 +122,7 @@ def run(
         check_specs_select(specs, stored_names, options.spark_table)
         skip: set[str] = set()
         if options.incremental and plan.partition_keys and prepared.stored is not None:
-            with MetastoreClient(options.uri) as client:
+            with MetastoreClient(options.connection) as client:
                 skip = already_done(client, plan, options, specs)
     else:
         assert prepared.plan is not None and source is not None
@@ -164,7 +164,7 @@ def run(
     log.info("scanned the data in %.1f s", scanned - planned)
     log.info("stage 3/3: writing statistics to %s", options.uri)
     incremental = options.incremental and bool(plan.partition_keys)
-    with MetastoreClient(options.uri) as client:
+    with MetastoreClient(options.connection) as client:
         registration = writer.Registration(client, plan)
         try:
             with interrupts.deferred():
@@ -231,9 +231,11 @@ def _explained(
         state = NOTHING_WRITTEN
     if isinstance(error, KeyboardInterrupt):
         return Interrupted(state)
-    if isinstance(error, JobError):
-        return type(error)(f"{error}; {state}")
-    if isinstance(error, Exception):  # the metastore refused, or could not be reached
+    if isinstance(error, OptionsError):
+        return OptionsError(f"{error}; {state}")
+    if isinstance(error, JobError):  # the metastore's errors among them, as they were
+        return JobError(f"{error}; {state}")
+    if isinstance(error, Exception):
         first = str(error).strip().splitlines()[0] if str(error).strip() else ""
         return JobError(
             f"writing to the metastore failed ({type(error).__name__}: {first}); {state}"

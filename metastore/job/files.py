@@ -106,6 +106,10 @@ def hidden(name: str) -> bool:
     return (name.startswith("_") and "=" not in name) or name.startswith(".")
 
 
+class NotFound(JobError):
+    """A location that does not exist: no such folder or file, or no such bucket."""
+
+
 @dataclasses.dataclass
 class Listing:
     """The data files under a base folder, by partition folder."""
@@ -127,7 +131,7 @@ def list_files(location: str) -> Listing:
     with listing_errors(location):
         info = fs.get_file_info(root)
         if info.type == pafs.FileType.NotFound:
-            raise JobError(f"{location} does not exist{object_storage.why_missing(fs, root)}")
+            raise NotFound(f"{location} does not exist{object_storage.why_missing(fs, root)}")
         if info.type == pafs.FileType.File:
             return Listing([], {"": [(prefix + root, info.size)]}, {"": []})
         # One listing of every file below (paged, a thousand objects a page on S3), not a

@@ -20,9 +20,10 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job.client import MetastoreClient
 from metastore.job.ddl import parse_schema
-from metastore.job.errors import JobError, OptionsError
+from metastore.job.errors import OptionsError
 from metastore.job.files import (
     Listing,
+    NotFound,
     ReadSpec,
     data_files,
     file_schema,
@@ -56,12 +57,15 @@ def from_path(options: AnalyzeOptions) -> FileSource:
     """The files under --path, in --format (csv and json with --schema): listed, and the
     first data file checked to be of that format (its footer read for Parquet and ORC)."""
     assert options.path is not None
-    listing = list_files(options.path)
+    try:
+        listing = list_files(options.path)
+    except NotFound as e:  # what --path names is not there
+        raise OptionsError(str(e)) from None
     fmt = options.file_format
     sample = next((path for files in listing.files.values() for path, size in files if size), None)
     if sample is None:
         count = sum(len(files) for files in listing.files.values())
-        raise JobError(
+        raise OptionsError(
             f"no data under {options.path}: "
             + (
                 f"its {count} file(s) are empty"
@@ -98,12 +102,12 @@ _FITS = {"parquet": ("parquet",), "orc": ("orc",), "csv": ("text", "json"), "jso
 
 
 def check_format(path: str, fmt: str) -> None:
-    """A JobError when the first bytes of the data file PATH do not fit FMT."""
+    """An OptionsError when the first bytes of the data file PATH do not fit FMT."""
     found = sniff(path)
     if found in _FITS[fmt]:
         return
     hint = {"parquet": "parquet", "orc": "orc", "json": "json", "text": "csv"}.get(found)
-    raise JobError(
+    raise OptionsError(
         f"{path} is not {fmt}: it looks like {_LOOKS_LIKE[found]}"
         + (f" (give --format {hint})" if hint else "")
     )
@@ -139,7 +143,7 @@ def describe(table: t.Table, fmt: str | None) -> tuple[FileSource, str | None]:
     if not has_storage(table.sd) and "spark.sql.sources.provider" not in params:
         location = table.sd.location if table.sd is not None else None
         if not location:
-            raise JobError(f"{where} has no location in the metastore; give --path")
+            raise OptionsError(f"{where} has no location in the metastore; give --path")
         repair = fmt or guess_format(location)
         columns = [column_of(c.name, c.type) for c in table.sd.cols or []]
         spec = ReadSpec(repair, header=repair == "csv", names=tuple(c.name for c in columns))
@@ -203,7 +207,7 @@ def storage_of(table: t.Table) -> tuple[str, ReadSpec, list[Column]]:
         names_ = [c.name for c in columns]
         spec = hive_spec(where, sd.inputFormat or "", lib, serde_params, params, names_)
     if not location:
-        raise JobError(f"{where} has no location in the metastore; give --path")
+        raise OptionsError(f"{where} has no location in the metastore; give --path")
     return location, spec, columns
 
 

@@ -21,8 +21,7 @@ import dataclasses
 import functools
 import os
 import re
-from collections.abc import Iterable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 from urllib.parse import parse_qsl, urlparse
 
 import pyarrow.fs as pafs
@@ -206,43 +205,6 @@ def split_location(location: str) -> tuple[str, list[tuple[str, str]]]:
             value = "true" if value.lower() == "https" else "false"
         conf.append((f"{HADOOP_S3A}bucket.{parsed.netloc}.{key}", value))
     return parsed._replace(query="").geturl(), conf
-
-
-def spark_conf(extra: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Spark's configuration as the job's session will have it, read before Spark starts:
-    spark-submit's (when the job runs under it) or spark-defaults.conf, then EXTRA (--conf)."""
-    conf: dict[str, str] = {}
-    if os.environ.get("PYSPARK_GATEWAY_PORT"):  # under spark-submit: its JVM runs already
-        from pyspark import SparkConf, SparkContext
-
-        SparkContext._ensure_initialized()
-        conf.update(SparkConf().getAll())
-    else:
-        conf.update(spark_defaults())
-    conf.update(extra)
-    return conf
-
-
-def spark_defaults() -> dict[str, str]:
-    """The settings of spark-defaults.conf in $SPARK_CONF_DIR or $SPARK_HOME/conf, as
-    spark-submit reads it ('key value' or 'key=value' lines, # comments)."""
-    folder = os.environ.get("SPARK_CONF_DIR") or (
-        os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None
-    )
-    if folder is None:
-        return {}
-    path = Path(folder) / "spark-defaults.conf"
-    if not path.is_file():
-        return {}
-    out = {}
-    for line in path.read_text(errors="replace").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        match = re.match(r"([^\s=:]+)\s*[\s=:]\s*(.*)$", line)
-        if match:
-            out[match.group(1)] = match.group(2).strip()
-    return out
 
 
 def one_line(error: BaseException) -> str:

@@ -6,6 +6,7 @@ import dataclasses
 import re
 
 from metastore import names
+from metastore.job.connection import Connection, Kerberos, Tls, parse_uris
 from metastore.job.errors import OptionsError
 from metastore.vocabulary import DEFAULT_ENGINE
 
@@ -28,7 +29,7 @@ class AnalyzeOptions:
     table: str
     """DB.TABLE in the metastore (created when missing)."""
     uri: str
-    """The metastore, thrift://HOST:PORT."""
+    """The metastore, thrift://HOST:PORT, or several, comma-separated (see connection)."""
     path: str | None = None
     spark_table: str | None = None
     format: str | None = None
@@ -54,8 +55,13 @@ class AnalyzeOptions:
     spark_conf: tuple[tuple[str, str], ...] = ()
     """Spark settings for the run's session (--conf KEY=VALUE), among them the S3A settings
     the job reads object storage with (spark.hadoop.fs.s3a.*)."""
+    random_order: bool = False
+    """Try the URIs in a random order (shuffled once per client), not in the given one."""
+    kerberos: Kerberos | None = None
+    tls: Tls | None = None
 
     def __post_init__(self) -> None:
+        self.connection  # noqa: B018 (checks the URIs and the security)
         db, _, table = self.table.partition(".")
         if not db or not table or "." in table:
             raise OptionsError(f"table {self.table!r} must be given as DB.TABLE")
@@ -83,6 +89,11 @@ class AnalyzeOptions:
         for key, _ in self.spark_conf:
             if not key.startswith("spark."):
                 raise OptionsError(f"--conf {key}: Spark's settings start with 'spark.'")
+
+    @property
+    def connection(self) -> Connection:
+        """How the job reaches the metastore (metastore.job.client)."""
+        return Connection(parse_uris(self.uri), self.random_order, self.kerberos, self.tls)
 
     @property
     def file_format(self) -> str:

@@ -22,9 +22,10 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job import located, object_storage, writer
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import JobError, OptionsError
+from metastore.job.errors import JobError, NoSuchObject, OptionsError
 from metastore.job.options import AnalyzeOptions
 from metastore.job.scan import SkewRequest
+from metastore.job.settings import spark_conf
 from metastore.job.skew import sketched
 from metastore.job.source import Column, Plan, check_spec_keys, make_plan
 from metastore.job.storage import has_storage
@@ -59,14 +60,14 @@ def prepare(options: AnalyzeOptions) -> Prepared:
     started = time.monotonic()
     db, name = options.db_name, options.table_name
     specs = options.partition_specs()
-    with MetastoreClient(options.uri) as client:
+    with MetastoreClient(options.connection) as client:
         stored = stored_table(client, db, name)
         prepared = Prepared(options, specs, stored)
         if options.spark_table is not None:
             prepared.seconds = time.monotonic() - started
             return prepared
         # Object storage is listed here and read by the tasks with the same settings.
-        conf = object_storage.spark_conf(options.spark_conf)
+        conf = spark_conf(options.spark_conf)
         object_storage.use(object_storage.S3Settings.from_spark_conf(conf))
         if options.path is not None:
             source = located.from_path(options)
@@ -75,7 +76,7 @@ def prepare(options: AnalyzeOptions) -> Prepared:
             _choose_listed(source, specs, options.path)
         else:
             if stored is None:
-                raise JobError(
+                raise OptionsError(
                     f"{options.table} is not in the metastore at {options.uri}; give --path "
                     "(and --format) to register it"
                 )
@@ -96,7 +97,7 @@ def prepare(options: AnalyzeOptions) -> Prepared:
 def stored_table(client: MetastoreClient, db: str, table: str) -> t.Table | None:
     try:
         found: t.Table = client.call("get_table", db, table)
-    except t.NoSuchObjectException:
+    except NoSuchObject:
         return None
     return found
 
@@ -124,7 +125,7 @@ def check_keys(stored: t.Table | None, keys: Sequence[Column]) -> None:
         return
     stored_keys = [k.name.lower() for k in stored.partitionKeys or []]
     if stored_keys != [k.name.lower() for k in keys]:
-        raise JobError(
+        raise OptionsError(
             f"{stored.dbName}.{stored.tableName} in the metastore is partitioned by "
             f"{', '.join(stored_keys) or 'nothing'}, the data by "
             f"{', '.join(k.name for k in keys) or 'nothing'}"

@@ -10,7 +10,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job import interrupts
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import JobError
+from metastore.job.errors import NoSuchObject, OptionsError
 from metastore.job.source import Plan
 from metastore.job.storage import has_storage
 from metastore.sketches import try_read_sketch
@@ -54,7 +54,7 @@ class Registration:
             return
         try:
             client.call("get_database", plan.db)
-        except t.NoSuchObjectException:
+        except NoSuchObject:
             log.info("creating database %s", plan.db)
             client.call("create_database", t.Database(name=plan.db, parameters={}))
             self.created_database = True
@@ -103,7 +103,7 @@ class Registration:
 def check_stored_keys(stored: t.Table, plan: Plan) -> None:
     stored_keys = [k.name for k in stored.partitionKeys or []]
     if stored_keys != [k.name.lower() for k in plan.partition_keys]:
-        raise JobError(
+        raise OptionsError(
             f"{plan.db}.{plan.table} in the metastore is partitioned by "
             f"{', '.join(stored_keys) or 'nothing'}, the data by "
             f"{', '.join(k.name for k in plan.partition_keys) or 'nothing'}"
@@ -396,7 +396,7 @@ def clear_unset_fields(
                         column,
                         engine,
                     )
-            except t.NoSuchObjectException:
+            except NoSuchObject:
                 pass  # nothing stored yet
         if old is not None:
             deleted.append(old)

@@ -28,7 +28,7 @@ from conftest import RunningServer, connect
 
 from hive_metastore_thrift import ttypes as t
 from metastore import sample_data
-from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from metastore.cli import EXIT_OK, EXIT_USAGE
 from metastore.config import Settings
 from metastore.store import migrate
 
@@ -70,17 +70,37 @@ def test_what_needs_no_scan_is_checked_before_spark_starts(
         "import sys\nfrom metastore.cli import main\ncode = main(sys.argv[1:])\n"
         "assert 'pyspark' not in sys.modules, 'Spark was loaded'\nsys.exit(code)"
     )
+    client, transport = connect(server.port)
+    try:  # a table registered unpartitioned
+        client.create_database(t.Database(name="flat", parameters={}))
+        client.create_table(
+            t.Table(
+                tableName="t",
+                dbName="flat",
+                sd=t.StorageDescriptor(cols=[t.FieldSchema("order_id", "bigint", None)]),
+                parameters={},
+                partitionKeys=[],
+                tableType="EXTERNAL_TABLE",
+            )
+        )
+    finally:
+        transport.close()
     cases = [
-        (["nosuch.t"], EXIT_FAILED, "nosuch.t is not in the metastore at"),
-        (["new.t", "--path", str(empty)], EXIT_FAILED, f"no data under {empty}: no files"),
+        (["nosuch.t"], EXIT_USAGE, "nosuch.t is not in the metastore at"),
+        (["new.t", "--path", str(empty)], EXIT_USAGE, f"no data under {empty}: no files"),
+        (
+            ["flat.t", "--path", str(orders)],
+            EXIT_USAGE,
+            "flat.t in the metastore is partitioned by nothing, the data by ds",
+        ),
         (
             ["new.t", "--path", str(orders), "--format", "orc"],
-            EXIT_FAILED,
+            EXIT_USAGE,
             "part-0.parquet is not orc: it looks like a Parquet file (give --format parquet)",
         ),
         (
             ["new.t", "--path", str(orders), "--format", "csv", "--schema", "a INT"],
-            EXIT_FAILED,
+            EXIT_USAGE,
             "is not csv: it looks like a Parquet file",
         ),
         (
@@ -312,7 +332,7 @@ def test_spark_table_reads_the_metastore_the_job_writes_to(
         "analyze", "copy2.orders", "--uri", uri(server), "--spark-table", "src.orders",
         env=in_memory,
     )  # fmt: skip
-    assert done.returncode == EXIT_FAILED
+    assert done.returncode == EXIT_USAGE  # a table the Spark catalog does not have
     (line,) = error_lines(done.stderr)
     assert line.startswith("metastore analyze: error: Spark failed: [TABLE_OR_VIEW_NOT_FOUND]")
     assert "copy2" not in databases(server)

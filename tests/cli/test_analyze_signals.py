@@ -273,7 +273,7 @@ def test_a_metastore_lost_during_the_writes(server: RunningServer, many: Path) -
     assert done.returncode == EXIT_FAILED, done.stderr
     (error,) = error_lines(done.stderr)
     assert error.startswith(
-        "metastore analyze: error: writing to the metastore failed (TTransportException: "
+        f"metastore analyze: error: cannot reach the metastore at thrift://127.0.0.1:{proxy.port}: "
     )
     assert error.endswith(
         "; 100 of 240 partition(s) were written before it stopped (their names are logged); "

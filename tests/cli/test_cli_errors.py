@@ -116,19 +116,20 @@ def test_analyze_checks_the_metastore_and_the_path_before_spark(
         "import sys\nfrom metastore.cli import main\ncode = main(sys.argv[1:])\n"
         "assert 'pyspark' not in sys.modules\nsys.exit(code)"
     )
+    closed, other, nope = _closed_port(), not_a_metastore, str(tmp_path / "nope")
     cases = [
-        (f"thrift://127.0.0.1:{_closed_port()}", str(tmp_path), "cannot reach the metastore"),
-        (f"thrift://127.0.0.1:{not_a_metastore}", str(tmp_path), "does not answer as a Hive"),
-        (f"thrift://127.0.0.1:{_closed_port()}", str(tmp_path / "nope"), "no such file or folder"),
+        (f"thrift://127.0.0.1:{closed}", str(tmp_path), EXIT_FAILED, "cannot reach the metastore"),
+        (f"thrift://127.0.0.1:{other}", str(tmp_path), EXIT_FAILED, "does not answer as a Hive"),
+        (f"thrift://127.0.0.1:{closed}", nope, EXIT_USAGE, "no such file or folder"),
     ]
-    for uri, path, message in cases:
+    for uri, path, code, message in cases:
         done = subprocess.run(
             [sys.executable, "-c", program, "analyze", "d.t", "--uri", uri, "--path", path],
             capture_output=True,
             text=True,
             check=False,
         )
-        assert done.returncode == EXIT_FAILED, done.stderr
+        assert done.returncode == code, done.stderr
         assert done.stderr.startswith("metastore analyze: error: ")
         assert done.stderr.count("\n") == 1 and message in done.stderr, done.stderr
 

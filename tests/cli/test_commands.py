@@ -116,7 +116,7 @@ def test_ls_lists_databases_tables_and_partitions(server: RunningServer, listed:
     done = metastore("ls", f"{listed}.plain", env=env)
     assert done.returncode == EXIT_OK and done.stdout.splitlines()[2].startswith(listed)
     done = metastore("ls", f"{listed}.nothing", env=env)
-    assert done.returncode == EXIT_FAILED
+    assert done.returncode == EXIT_USAGE
     assert done.stderr == (
         f"metastore ls: error: no table {listed}.nothing in thrift://127.0.0.1:{server.port}; "
         f"{listed} has events, plain\n"

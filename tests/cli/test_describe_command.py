@@ -14,7 +14,7 @@ from metadata_builders import database, fields, partition, table
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
-from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
+from metastore.cli import EXIT_OK, EXIT_USAGE, main
 from metastore.config import Settings
 from metastore.sketches import kll_build
 
@@ -208,17 +208,17 @@ def test_without_histograms_from_the_server_it_says_how_to_get_them(
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [
-        (("nosuchdb.orders",), EXIT_FAILED, "no database nosuchdb in thrift://"),
-        (("{db}.nosuch",), EXIT_FAILED, "no table {db}.nosuch in thrift://"),
-        (("{db}.orders", "nosuch"), EXIT_FAILED, "has no column nosuch; its columns are id,"),
-        (("{db}.orders", "ds"), EXIT_FAILED, "ds is a partition key of {db}.orders"),
+        (("nosuchdb.orders",), EXIT_USAGE, "no database nosuchdb in thrift://"),
+        (("{db}.nosuch",), EXIT_USAGE, "no table {db}.nosuch in thrift://"),
+        (("{db}.orders", "nosuch"), EXIT_USAGE, "has no column nosuch; its columns are id,"),
+        (("{db}.orders", "ds"), EXIT_USAGE, "ds is a partition key of {db}.orders"),
         (
             ("{db}.orders", "--partition", "ds=2031-01-01"),
-            EXIT_FAILED,
+            EXIT_USAGE,
             "no partition ds=2031-01-01 of {db}.orders; it has ds=2024-01-01, ds=2024-01-02",
         ),
         (("{db}.orders", "--partition", "hr=1"), EXIT_USAGE, "must give a value for each key"),
-        (("{db}.plain", "--partition", "ds=1"), EXIT_FAILED, "is not partitioned"),
+        (("{db}.plain", "--partition", "ds=1"), EXIT_USAGE, "is not partitioned"),
         (("{db}.orders", "--partition", "ds"), EXIT_USAGE, "'ds' is not key=value"),
         (("{db}.orders", "--bins", "0"), EXIT_USAGE, "--bins must be at least 1"),
         (("orders",), EXIT_USAGE, "must be given as DB.TABLE"),

@@ -187,7 +187,7 @@ def test_path_with_settings_in_its_query_as_a_user_types_it(
 # Failures: one line each, before Spark starts
 
 
-def _failure(server: RunningServer, path: str, conf: dict[str, str]) -> str:
+def _failure(server: RunningServer, path: str, conf: dict[str, str], code: int = 1) -> str:
     done = run_cli(
         "analyze",
         f"{new_db()}.t",
@@ -198,7 +198,7 @@ def _failure(server: RunningServer, path: str, conf: dict[str, str]) -> str:
         *conf_options(conf),
         timeout=120,
     )
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == code, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
     assert "Traceback" not in done.stderr and not done.stdout.strip()
@@ -219,7 +219,8 @@ def test_refused_credentials_are_one_line(
 
 
 def test_a_missing_bucket_is_one_line(server: RunningServer, s3: S3Server) -> None:
-    line = _failure(server, "s3a://no-such-bucket/sales", s3.spark_conf())
+    """Exit 2: --path names what is not there."""
+    line = _failure(server, "s3a://no-such-bucket/sales", s3.spark_conf(), code=2)
     assert line == (
         "metastore analyze: error: s3a://no-such-bucket/sales does not exist: the bucket "
         f"no-such-bucket does not exist at {s3.endpoint}"

@@ -42,7 +42,24 @@ def add_parser(commands: Any) -> None:
         "check", help="compare the database's schema with the models (exit 1 if they differ)"
     )
     check.set_defaults(run=_check)
-    for sub in (upgrade, downgrade, current, history, check):
+    adopt = db_commands.add_parser(
+        "adopt",
+        help="serve a Hive Metastore's PostgreSQL database in place (or give it back)",
+        description="Adopt the PostgreSQL database of a Hive Metastore (schema 2.3, 3.1 or "
+        "4.x): add what colstats needs, in one transaction, changing nothing HMS uses, so "
+        "that colstats serves it, beside HMS or instead of it. Back the database up first.",
+    )
+    adopt.add_argument(
+        "--dry-run", action="store_true", help="say what adoption would add; change nothing"
+    )
+    adopt.add_argument(
+        "--merge-duplicates",
+        action="store_true",
+        help="keep the newest of statistics rows that share a column (HIVE-28578)",
+    )
+    adopt.add_argument("--undo", action="store_true", help="remove everything adoption added")
+    adopt.set_defaults(run=_adopt)
+    for sub in (upgrade, downgrade, current, history, check, adopt):
         sub.add_argument("--db", help="SQLAlchemy URL (default: the embedded SQLite file)")
 
 
@@ -163,3 +180,51 @@ def _check(args: argparse.Namespace) -> int:
     if current != head:
         print("run `metastore db upgrade` to migrate it")
     return EXIT_FAILED
+
+
+def _adopt(args: argparse.Namespace) -> int:
+    import sqlalchemy as sa
+
+    from metastore.store import adopt, transactions
+
+    url = _url(args, create=False)
+    where = transactions.safe_url(url)
+    if args.undo:
+        if args.dry_run or args.merge_duplicates:
+            raise CliError("--undo takes neither --dry-run nor --merge-duplicates", EXIT_USAGE)
+        try:
+            removed = adopt.undo(url)
+        except adopt.AdoptionError as e:
+            raise CliError(f"{where} cannot be given back: {e}") from None
+        for line in removed:
+            print(f"  {line}")
+        print(f"{where} is as it was before adoption, with what was written since")
+        return EXIT_OK
+    try:
+        if args.dry_run:
+            engine = sa.create_engine(url)
+            try:
+                with engine.connect() as conn:
+                    plan = adopt.plan(conn, merge_duplicates=args.merge_duplicates)
+            finally:
+                engine.dispose()
+        else:
+            plan = adopt.adopt(url, merge_duplicates=args.merge_duplicates)
+    except adopt.AdoptionError as e:
+        raise CliError(f"{where} cannot be adopted: {e}") from None
+    verb = "would add" if args.dry_run else "added"
+    print(f"{where} is {plan.found}; adoption {verb}:")
+    for change in plan.changes:
+        print(f"  {change}")
+    for duplicate in plan.duplicates:
+        print(f"  duplicate statistics: {duplicate}")
+    if args.dry_run:
+        if plan.duplicates and not args.merge_duplicates:
+            print(
+                f"{len(plan.duplicates)} group(s) of duplicate statistics rows: adopt with "
+                "--merge-duplicates to keep the newest of each"
+            )
+        print("nothing was changed (--dry-run)")
+    else:
+        print(f"{where} is adopted: `metastore serve --db URL` serves it")
+    return EXIT_OK

@@ -7,7 +7,6 @@ from __future__ import annotations
 import sys
 import warnings
 from importlib import resources
-from typing import Any
 
 import sqlalchemy as sa
 from alembic import command
@@ -72,55 +71,18 @@ def current_revision(url: str) -> str | None:
 
 
 def schema_differences(url: str) -> list[str]:
-    """How the schema of the database at URL differs from the models (Alembic's autogenerate
-    comparison, types and server defaults included); empty when they agree."""
-    from alembic.autogenerate import compare_metadata
-
-    from metastore.store.models import BYTE_ORDER_INDEX, Base
-
-    def compared(obj: Any, name: str | None, kind: str, reflected: bool, other: Any) -> bool:
-        # An index on an expression (a collation) reflects as one on the bare column on
-        # PostgreSQL, and not at all on SQLite: Alembic cannot compare it (checked below).
-        return not (kind == "index" and name == BYTE_ORDER_INDEX)
+    """How the schema of the database at URL differs in meaning from the models
+    (metastore.store.schema_check); empty when it does not."""
+    from metastore.store import schema_check
 
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn, warnings.catch_warnings():
-            warnings.filterwarnings("ignore", f".*expression-based index '{BYTE_ORDER_INDEX}'")
-            context = MigrationContext.configure(
-                conn,
-                opts={
-                    "compare_type": True,
-                    "compare_server_default": True,
-                    "include_object": compared,
-                },
-            )
-            differences = [str(diff) for diff in compare_metadata(context, Base.metadata)]
-            if conn.dialect.name == "postgresql":
-                differences += _byte_order_index_problems(conn, BYTE_ORDER_INDEX)
-            return differences
+            # An index on an expression (a collation) reflects without its column.
+            warnings.filterwarnings("ignore", ".*expression-based index")
+            return schema_check.differences(conn)
     finally:
         engine.dispose()
-
-
-def _byte_order_index_problems(conn: sa.Connection, name: str) -> list[str]:
-    """What is wrong with PostgreSQL's index NAME of key values in byte order (schema 0004):
-    missing, another definition, or left invalid by a concurrent build that failed."""
-    found = conn.execute(
-        sa.text(
-            "SELECT pg_get_indexdef(i.indexrelid), i.indisvalid FROM pg_index i "
-            "JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = :name"
-        ),
-        {"name": name},
-    ).first()
-    if found is None:
-        return [f"index {name} is missing"]
-    definition, valid = found
-    if not definition.endswith('("INTEGER_IDX", "PART_KEY_VAL" COLLATE "C")'):
-        return [f"index {name} is not on key values in byte order: {definition}"]
-    if not valid:
-        return [f"index {name} is invalid (a concurrent build failed): drop it and upgrade"]
-    return []
 
 
 def head_revision() -> str | None:

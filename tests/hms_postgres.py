@@ -136,6 +136,18 @@ def fill(hms: Client, warehouse: Path) -> None:
     )
     view.sd.location = None
     hms.create_table(view)
+    # A table and partition made and dropped, so that DataNucleus makes the tables of what
+    # a drop deletes with them (privileges, constraints), as a database in service has them.
+    scratch = mb.table("empty", "scratch", keys=mb.fields(("ds", "string")))
+    scratch.sd.location = f"file:{warehouse}/empty.db/scratch"
+    hms.create_table(scratch)
+    hms.add_partition(
+        mb.partition(
+            "empty", "scratch", ["1"], sd=mb.storage(location=f"{scratch.sd.location}/ds=1")
+        )
+    )
+    hms.drop_partition("empty", "scratch", ["1"], True)
+    hms.drop_table("empty", "scratch", True)
     hms.create_function(
         t.Function(
             "to_cents",

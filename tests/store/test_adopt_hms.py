@@ -320,3 +320,54 @@ def _in_turn(hive: Client, ours: Client, home: Path) -> None:
     hive.drop_partition("sales", "orders", ["2024-01-04"], True)
     assert "made_by_hms" not in hive.get_all_tables("sales")
     assert "ds=2024-01-04" not in ours.get_partition_names("sales", "orders", -1)
+
+
+def test_a_drop_takes_along_what_hms_keeps_beside_a_table(
+    hms_database: str, colstats: Callable[[], tuple[RunningServer, Client]]
+) -> None:
+    """Privileges of the table, its columns and its partitions, and its constraints, which
+    colstats has no model of and HMS's keys do not delete with the table."""
+    adopt.adopt(hms_database)
+    engine = sa.create_engine(hms_database)
+    owned = {
+        "TBL_PRIVS": ("TBL_GRANT_ID", "TBL_ID"),
+        "TBL_COL_PRIVS": ("TBL_COLUMN_GRANT_ID", "TBL_ID"),
+        "PART_PRIVS": ("PART_GRANT_ID", "PART_ID"),
+        "PART_COL_PRIVS": ("PART_COLUMN_GRANT_ID", "PART_ID"),
+    }
+    with engine.begin() as conn:
+        tbl_id = conn.scalar(sa.text('SELECT "TBL_ID" FROM "TBLS" WHERE "TBL_NAME" = \'orders\''))
+        part_id = conn.scalar(
+            sa.text('SELECT min("PART_ID") FROM "PARTITIONS" WHERE "TBL_ID" = :t'), {"t": tbl_id}
+        )
+        cd_id = conn.scalar(
+            sa.text('SELECT s."CD_ID" FROM "SDS" s JOIN "TBLS" t ON t."SD_ID" = s."SD_ID" '
+                    'WHERE t."TBL_ID" = :t'),
+            {"t": tbl_id},
+        )  # fmt: skip
+        for n, (table, (key, owner)) in enumerate(owned.items()):
+            conn.execute(
+                sa.text(
+                    f'INSERT INTO "{table}" ("{key}", "CREATE_TIME", "GRANT_OPTION", '
+                    f'"PRINCIPAL_NAME", "PRINCIPAL_TYPE", "{owner}") '
+                    "VALUES (:id, 0, 0, 'etl', 'USER', :owner)"
+                ),
+                {"id": 9000 + n, "owner": part_id if owner == "PART_ID" else tbl_id},
+            )
+        conn.execute(
+            sa.text(
+                'INSERT INTO "KEY_CONSTRAINTS" ("CONSTRAINT_NAME", "POSITION", "CHILD_CD_ID", '
+                '"CHILD_TBL_ID", "PARENT_CD_ID", "PARENT_TBL_ID", "PARENT_INTEGER_IDX", '
+                '"CONSTRAINT_TYPE", "ENABLE_VALIDATE_RELY") '
+                "VALUES ('orders_pk', 1, NULL, NULL, :cd, :t, 0, 0, 0)"
+            ),
+            {"cd": cd_id, "t": tbl_id},
+        )
+    _, ours = colstats()
+    ours.drop_partition("sales", "orders", ["2024-01-01"], True)
+    ours.drop_table("sales", "orders", True)
+    with engine.connect() as conn:
+        for table in (*owned, "KEY_CONSTRAINTS"):
+            assert conn.scalar(sa.text(f'SELECT count(*) FROM "{table}"')) == 0, table
+    engine.dispose()
+    assert "orders" not in ours.get_all_tables("sales")

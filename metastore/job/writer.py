@@ -10,7 +10,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job import interrupts
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import NoSuchObject, OptionsError
+from metastore.job.errors import MetastoreRefused, NoSuchObject, OptionsError
 from metastore.job.source import Plan
 from metastore.job.storage import has_storage
 from metastore.sketches import try_read_sketch
@@ -240,8 +240,10 @@ def _write_batch(
             )
             for name in missing
         ]
-        undo.append(("drop", tuple(missing)))
-        client.call(
+        _changing(
+            client,
+            undo,
+            ("drop", tuple(missing)),
             "add_partitions_req",
             t.AddPartitionsRequest(
                 dbName=plan.db,
@@ -259,15 +261,39 @@ def _write_batch(
             stale.append(copy.deepcopy(part))
             part.parameters = params
     if stale:
-        undo.append(("alter", tuple(stale)))
         changed = [found[names.make_partition_name(keys, p.values)] for p in stale]
-        client.call(
-            "alter_partitions_with_environment_context", plan.db, plan.table, changed, BASIC_CONTEXT
+        _changing(
+            client,
+            undo,
+            ("alter", tuple(stale)),
+            "alter_partitions_with_environment_context",
+            plan.db,
+            plan.table,
+            changed,
+            BASIC_CONTEXT,
         )
     kept = [e for e in entries if e.statsDesc.partName in found]
     undo.append(("restore", tuple(clear_unset_fields(client, plan, kept, engine))))
     push(client, entries, engine, len(entries) or 1)
     return len(missing), len(stale)
+
+
+def _changing(
+    client: MetastoreClient,
+    undo: list[tuple[str, tuple[object, ...]]],
+    step: tuple[str, tuple[object, ...]],
+    method: str,
+    *args: object,
+) -> None:
+    """METHOD(*ARGS), with the STEP of UNDO that puts back what it changes: kept when the call
+    may have changed something (done, or its answer lost with the connection), dropped when
+    the metastore refused it (it changed nothing, and might refuse the undo too)."""
+    undo.append(step)
+    try:
+        client.call(method, *args)
+    except MetastoreRefused:
+        undo.pop()
+        raise
 
 
 def _undo(client: MetastoreClient, plan: Plan, undo: list[tuple[str, tuple[object, ...]]]) -> None:
@@ -318,8 +344,6 @@ def write_table_level(
             table = client.call("get_table", plan.db, plan.table)
             old = copy.deepcopy(table)
             params = with_basic(table.parameters, basic)
-            if params is not None or skewed is not None:
-                undo.append(("table", (old,)))
             if params is not None:
                 table.parameters = params
             if skewed is not None:
@@ -330,7 +354,10 @@ def write_table_level(
                     skewedColValueLocationMaps={},
                 )
             if params is not None or skewed is not None:
-                client.call(
+                _changing(
+                    client,
+                    undo,
+                    ("table", (old,)),
                     "alter_table_with_environment_context",
                     plan.db,
                     plan.table,

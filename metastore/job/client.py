@@ -252,6 +252,12 @@ def _set_ugi(client: ThriftHiveMetastore.Client, host: str, port: int) -> None:
     try:
         client.set_ugi(user, groups)
     except (TTransport.TTransportException, TProtocolException, OSError) as e:
+        if isinstance(getattr(e, "inner", e), ssl.SSLError):  # TLS 1.3 refuses after the handshake
+            raise _NotConnected(
+                f"TLS: the metastore ended the connection ({_detail(e)}): does it require a "
+                "client certificate (--tls-cert, --tls-key) of a CA it trusts?",
+                retryable=False,
+            ) from None
         raise _NotConnected(
             f"it does not answer as a Hive Metastore ({_detail(e)}); is {host}:{port} its "
             "Thrift port (9083 by default), and does it require Kerberos or TLS?",

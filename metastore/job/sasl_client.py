@@ -127,7 +127,10 @@ class SaslClientTransport(TTransportBase, CReadableTransport):  # type: ignore[m
             self._send(OK, self._choose_layer(context.unwrap(self._receive(OK)).message))
             self._receive(COMPLETE)
         except GSSError as e:
-            raise KerberosError(f"{gss_message(e)} (for {self._service})") from None
+            message, service = gss_message(e), str(self._service)
+            raise KerberosError(
+                message if service in message else f"{message} (asking for {service})"
+            ) from None
 
     def _choose_layer(self, offer: bytes) -> bytes:
         """The answer to the server's offer of protections: the first of the client's it

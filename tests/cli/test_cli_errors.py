@@ -16,7 +16,16 @@ from alembic import command
 from conftest import PG_ADMIN_URL, RunningServer, empty_database
 
 from metastore.cli import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, main
-from metastore.cli.errors import explain
+from metastore.cli.errors import CliError, explain
+from metastore.job.errors import (
+    Interrupted,
+    JobError,
+    MetastoreCallFailed,
+    MetastoreRefused,
+    MetastoreUnreachable,
+    NoSuchObject,
+    OptionsError,
+)
 from metastore.store import migrate
 
 
@@ -225,9 +234,35 @@ def test_traceback_shows_the_trace(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_exit_codes() -> None:
-    """The codes README documents."""
+    """The codes README documents, by kind of error (metastore.cli.errors says the rule)."""
     assert (EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED) == (0, 1, 2, 130)
     assert explain(KeyboardInterrupt()) == (EXIT_INTERRUPTED, "interrupted")
+    assert explain(Interrupted("3 of 10 partition(s) were written")) == (
+        EXIT_INTERRUPTED,
+        "interrupted; 3 of 10 partition(s) were written",
+    )
+    assert explain(OptionsError("no such column(s): x")) == (EXIT_USAGE, "no such column(s): x")
+    assert explain(CliError("no table d.t", EXIT_USAGE)) == (EXIT_USAGE, "no table d.t")
+    assert explain(JobError("cannot read f as parquet")) == (
+        EXIT_FAILED,
+        "cannot read f as parquet",
+    )
+    assert explain(MetastoreRefused("create_table", "MetaException", "bob lacks it")) == (
+        EXIT_FAILED,
+        "the metastore refused: bob lacks it",
+    )
+    assert explain(NoSuchObject("get_table", "NoSuchObjectException", None)) == (
+        EXIT_FAILED,
+        "the metastore refused: NoSuchObjectException",
+    )
+    assert explain(MetastoreUnreachable([("thrift://h:1", "unknown host")], False)) == (
+        EXIT_FAILED,
+        "cannot reach the metastore at thrift://h:1: unknown host",
+    )
+    assert explain(MetastoreCallFailed("thrift://h:1", "get_table", "timed out")) == (
+        EXIT_FAILED,
+        "get_table to the metastore at thrift://h:1 failed: timed out",
+    )
     code, message = explain(ModuleNotFoundError("No module named 'psycopg2'", name="psycopg2"))
     assert code == EXIT_FAILED and "pip install 'colstats[psycopg2]'" in message
     code, message = explain(RuntimeError("boom\nsecond line"))

@@ -4,10 +4,12 @@ and Hive 4 names; the combinations refused, and why."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
+from metastore.cli import analyze as analyze_command
 from metastore.job.connection import Connection, Given, Kerberos, Tls, connection, parse_uris
 from metastore.job.errors import OptionsError
 from metastore.job.settings import hadoop_settings, read_xml
@@ -170,3 +172,30 @@ def test_spark_submit_credentials(tmp_path: Path) -> None:
     spark = {"spark.kerberos.principal": "me@R", "spark.kerberos.keytab": str(keytab)}
     found = connection(Given(kerberos_principal=SERVICE), {}, spark).kerberos
     assert found == Kerberos(SERVICE, ("auth",), "me@R", str(keytab))
+
+
+def test_the_jobs_spark_settings_name_the_metastore(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """metastore analyze reads them from its --conf (and spark-defaults.conf), as the Hive
+    client of its Spark session does."""
+    for name in ("METASTORE_URI", "HIVE_CONF_DIR", "HADOOP_CONF_DIR", "SPARK_CONF_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "spark-defaults.conf").write_text(
+        "spark.hadoop.hive.metastore.uris  thrift://a:1,thrift://b:2\n"
+    )
+    monkeypatch.setenv("SPARK_HOME", str(tmp_path))
+    parser = argparse.ArgumentParser()
+    analyze_command.add_arguments(parser)
+    conf = [
+        "--conf=spark.hadoop.hive.metastore.sasl.enabled=true",
+        f"--conf=spark.hadoop.hive.metastore.kerberos.principal={SERVICE}",
+    ]
+    options = analyze_command.options(parser.parse_args(["d.t", "--path", str(tmp_path), *conf]))
+    assert options.uri == "thrift://a:1,thrift://b:2"
+    assert options.connection == Connection(
+        ("thrift://a:1", "thrift://b:2"), kerberos=Kerberos(SERVICE)
+    )
+    options = analyze_command.options(parser.parse_args(["d.t", "--uri", "thrift://c:3"]))
+    assert options.connection == Connection(("thrift://c:3",))

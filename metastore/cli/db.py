@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from metastore import config
+from metastore.cli import hms_import
 from metastore.cli.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, CliError
 
 
@@ -59,7 +60,8 @@ def add_parser(commands: Any) -> None:
     )
     adopt.add_argument("--undo", action="store_true", help="remove everything adoption added")
     adopt.set_defaults(run=_adopt)
-    for sub in (upgrade, downgrade, current, history, check, adopt):
+    copy = hms_import.add_parser(db_commands)
+    for sub in (upgrade, downgrade, current, history, check, adopt, copy):
         sub.add_argument("--db", help="SQLAlchemy URL (default: the embedded SQLite file)")
 
 

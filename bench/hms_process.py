@@ -213,3 +213,47 @@ def hive_metastore(jars: Path, *, transactions: bool = False) -> Iterator[tuple[
         with started_hive_metastore(jars, home=home) as hms:
             hms.wait()
             yield hms.port, hms.home
+
+
+JDBC_DRIVER = Path("/usr/share/java/postgresql.jar")
+"""Debian's PostgreSQL JDBC driver (libpostgresql-jdbc-java), for HMS on PostgreSQL."""
+
+
+def postgres_conf(url: str, *, verify: bool) -> dict[str, str]:
+    """HMS's settings for the PostgreSQL database at URL (a SQLAlchemy URL): with VERIFY,
+    schema verification on (HMS then refuses a database whose VERSION is not its own, and
+    creates no table); without, DataNucleus creates the tables it needs and HMS records its
+    schema version."""
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    conf = {
+        "javax.jdo.option.ConnectionURL": (
+            f"jdbc:postgresql://{parsed.host or '127.0.0.1'}:{parsed.port or 5432}/"
+            f"{parsed.database}"
+        ),
+        "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
+        "javax.jdo.option.ConnectionUserName": parsed.username or "postgres",
+        "javax.jdo.option.ConnectionPassword": parsed.password or "",
+    }
+    if verify:
+        conf |= {
+            "datanucleus.schema.autoCreateAll": "false",
+            "hive.metastore.schema.verification": "true",
+        }
+    else:
+        conf["hive.metastore.schema.verification.record.version"] = "true"
+    return conf
+
+
+@contextlib.contextmanager
+def hive_metastore_on_postgres(
+    jars: Path, url: str, home: Path, *, verify: bool, java_options: Sequence[str] = ()
+) -> Iterator[HiveMetastoreProcess]:
+    """HMS 2.3.10 on the PostgreSQL database at URL (see postgres_conf), listening."""
+    if not JDBC_DRIVER.exists():
+        raise RuntimeError(f"{JDBC_DRIVER} is missing (apt-get install libpostgresql-jdbc-java)")
+    conf = postgres_conf(url, verify=verify)
+    with started_hive_metastore(jars, java_options, conf, home, [str(JDBC_DRIVER)]) as hms:
+        hms.wait()
+        yield hms

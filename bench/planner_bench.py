@@ -29,6 +29,11 @@ generated client, each server in a process of its own on a loopback port:
   the driver, no server). No write through a server is faster than the two together, so the
   report gives, for each write, the ratio to HMS that this floor allows.
 
+With `adopted` among the backends, the table is also made by HMS 2.3.10 itself in a new
+PostgreSQL database (its schema made by DataNucleus), which colstats then adopts
+(`metastore db adopt`); the report gives each call's p50 there against the same call on a
+database colstats made (target: within 1.2x).
+
 Cold is a server without the cache of answers (every call reads the database), warm one with
 it (answers from memory once read). It prints the p50s, the ratios to HMS and the targets;
 nothing here asserts on timings.
@@ -54,7 +59,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
-from rpc_bench import our_databases, our_server, raw_engine
+from rpc_bench import our_databases, our_server, postgres_database, raw_engine
 from rpc_workload import connect
 from timing import Plan, Timing, measure, progress
 
@@ -469,15 +474,64 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             with two_servers(url, warehouse / f"{backend}-warm", CACHE) as ports:
                 results[f"{backend} warm"] = run(f"{backend} warm", ports, args, None, jvm)
+        if "adopted" in backends:
+            with adopted_database(PG_ADMIN_URL, warehouse / "adopted", args) as url:
+                with two_servers(url, warehouse / "adopted-cold", 0) as ports:
+                    results["adopted cold"] = run("adopted cold", ports, args, None, jvm)
+                with two_servers(url, warehouse / "adopted-warm", CACHE) as ports:
+                    results["adopted warm"] = run("adopted warm", ports, args, None, jvm)
         if "hms" in backends:
             progress("hms: starting Hive Metastore 2.3.10")
             with hive_metastore(pyspark_jars(), transactions=True) as (port, home):
                 results["hms"] = run("hms", [port], args, str(home / "warehouse"), jvm)
     for name, result in results.items():
-        if name != "hms":
+        if name.split()[0] in floors:
             result[COMMIT] = floors[name.split()[0]]
+    adopted = {
+        b: results.pop(f"adopted {b}") for b in ("cold", "warm") if f"adopted {b}" in results
+    }
     report(results, args)
+    if adopted:
+        report_adopted(adopted, results)
     return 0
+
+
+@contextlib.contextmanager
+def adopted_database(admin_url: str, home: Path, args: argparse.Namespace) -> Iterator[str]:
+    """A PostgreSQL database whose schema HMS 2.3.10 made and whose table HMS filled (as
+    `create` fills ours), adopted by colstats; its URL."""
+    from hms_process import hive_metastore_on_postgres
+
+    from metastore.store import adopt
+
+    home.mkdir(parents=True, exist_ok=True)
+    with postgres_database(admin_url) as url:
+        progress("adopted: HMS 2.3.10 makes and fills a PostgreSQL database")
+        with (
+            hive_metastore_on_postgres(pyspark_jars(), url, home, verify=False) as hms,
+            connect(hms.port) as client,
+        ):
+            create(client, str(home / "warehouse"), args)
+        adopt.adopt(url)
+        yield url
+
+
+def report_adopted(
+    adopted: dict[str, dict[str, float]], results: dict[str, dict[str, float]]
+) -> None:
+    """Each call on the adopted database against the same call on a database colstats made."""
+    print("\non a database adopted from HMS, against one colstats made (PostgreSQL; target 1.2x):")
+    for mode, result in adopted.items():
+        ours = results.get(f"postgresql {mode}")
+        if ours is None:
+            continue
+        for name, value in result.items():
+            if name not in ours or name == COMMIT:
+                continue
+            throughput_ = name.endswith("(rounds/s)")
+            ratio = ours[name] / value if throughput_ else value / ours[name]
+            flag = "" if ratio <= 1.2 else "  MISSED"
+            print(f"  {mode:<5} {name:<48} {ratio:5.2f}x{flag}")
 
 
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> None:

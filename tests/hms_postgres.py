@@ -19,13 +19,12 @@ from pathlib import Path
 import metadata_builders as mb
 import sqlalchemy as sa
 from hms_oracle import JAVA_OPTIONS, client, jars
-from hms_process import HiveMetastoreProcess, started_hive_metastore
+from hms_process import JDBC_DRIVER, HiveMetastoreProcess, hive_metastore_on_postgres
 from java_tools import unavailable
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift import ttypes as t
 
-JDBC_DRIVER = Path("/usr/share/java/postgresql.jar")
 Client = ThriftHiveMetastore.Client
 
 
@@ -36,40 +35,13 @@ def jdbc_driver() -> Path:
     return JDBC_DRIVER
 
 
-def postgres_conf(url: str, *, verify: bool) -> dict[str, str]:
-    """HMS's settings for the PostgreSQL database at URL (a SQLAlchemy URL): with VERIFY,
-    schema verification on (HMS then refuses a database whose VERSION is not its own, and
-    creates no table); without, DataNucleus creates the tables it needs and HMS records its
-    schema version."""
-    parsed = sa.make_url(url)
-    conf = {
-        "javax.jdo.option.ConnectionURL": (
-            f"jdbc:postgresql://{parsed.host or '127.0.0.1'}:{parsed.port or 5432}/"
-            f"{parsed.database}"
-        ),
-        "javax.jdo.option.ConnectionDriverName": "org.postgresql.Driver",
-        "javax.jdo.option.ConnectionUserName": parsed.username or "postgres",
-        "javax.jdo.option.ConnectionPassword": parsed.password or "",
-    }
-    if verify:
-        conf |= {
-            "datanucleus.schema.autoCreateAll": "false",
-            "hive.metastore.schema.verification": "true",
-        }
-    else:
-        conf["hive.metastore.schema.verification.record.version"] = "true"
-    return conf
-
-
 @contextlib.contextmanager
 def hive_metastore_on(url: str, home: Path, *, verify: bool) -> Iterator[HiveMetastoreProcess]:
-    """HMS 2.3.10 on the PostgreSQL database at URL, listening (see postgres_conf)."""
-    found = jars()
-    conf = postgres_conf(url, verify=verify)
-    with started_hive_metastore(
-        found, JAVA_OPTIONS, conf, home, classpath=[str(jdbc_driver())]
+    """HMS 2.3.10 on the PostgreSQL database at URL, listening (hms_process.postgres_conf)."""
+    jdbc_driver()
+    with hive_metastore_on_postgres(
+        jars(), url, home, verify=verify, java_options=JAVA_OPTIONS
     ) as hms:
-        hms.wait()
         yield hms
 
 

@@ -312,14 +312,15 @@ def _has_index(conn: sa.Connection, name: str) -> bool:
 
 def _kinds(result: Plan, family: str, existing: set[str]) -> None:
     """STATS_KIND of the statistics rows HMS wrote and writes, from their COLUMN_TYPE as HMS
-    reads them: a function of the type (vocabulary's table; HMS 2.3 kept a timestamp's
-    statistics as longStats), the rows there are, and a trigger for the rows to come."""
+    reads them: a function of the type (vocabulary's table; HMS 2.3 and 3.1, which have no
+    timestampStats, kept a timestamp's statistics as longStats), the rows there are, and a
+    trigger for the rows to come."""
     cases = []
     for name, found in vocabulary.PRIMITIVES.items():
         if not found.kinds:
             continue
         kind = found.kinds[0]
-        if family == "2.3" and kind is vocabulary.Kind.TIMESTAMP:
+        if family in ("2.3", "3.1") and kind is vocabulary.Kind.TIMESTAMP:
             kind = vocabulary.Kind.LONG
         aliases = [alias for alias, target in vocabulary.ALIASES.items() if target == name]
         listed = ", ".join(f"'{n}'" for n in (name, *aliases))

@@ -130,9 +130,17 @@ class Lock:
     """The (lock id, component id) of the lock this component waits for."""
 
 
-# The widths of HIVE_LOCKS' text columns, checked before a lock is written so that a name
-# too long is refused with its name, not with the database's error.
-_WIDTHS = {"database": 128, "table": 256, "partition": 767, "user": 128, "host": 128}
+# The text columns of HIVE_LOCKS whose widths a lock's names are checked against before it
+# is written, so that a name too long is refused with its name, not with the database's
+# error. The widths are the database's own: HL_TABLE is 256 wide in colstats's schema and
+# Hive 4's, 128 in the HMS 2.3 and 3.1 databases colstats adopts.
+_WIDTH_COLUMNS = {
+    "database": "HL_DB",
+    "table": "HL_TABLE",
+    "partition": "HL_PARTITION",
+    "user": "HL_USER",
+    "host": "HL_HOST",
+}
 _AGENT_WIDTH = 128
 
 
@@ -145,7 +153,10 @@ def take(
     means: run it again."""
     if not components:
         raise InvalidInput("a lock needs at least one component")
-    _check_widths(components, requester)
+    dialect = s.get_bind().dialect.name
+    if dialect == "postgresql":
+        s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    _check_widths(_tables(s).widths, components, requester)
     agent = requester.agent_info[:_AGENT_WIDTH] if requester.agent_info else None
     key = agent if agent and agent != DEFAULT_AGENT else None
     params: dict[str, Any] = {
@@ -156,9 +167,7 @@ def take(
         "timeout": timeout_ms,
         "count": len(components),
     }
-    dialect = s.get_bind().dialect.name
     if dialect == "postgresql":
-        s.connection(execution_options={"isolation_level": "REPEATABLE READ"})
         params.update(
             types=lists.array_text(c.type.value for c in components),
             dbs=lists.array_text(c.db for c in components),
@@ -274,15 +283,17 @@ def listed(
     ]
 
 
-def _check_widths(components: Sequence[Component], requester: Requester) -> None:
+def _check_widths(
+    widths: dict[str, int], components: Sequence[Component], requester: Requester
+) -> None:
     for what, value in (("user", requester.user), ("host", requester.host)):
-        if len(value) > _WIDTHS[what]:
-            raise InvalidInput(f"a lock's {what} name is longer than {_WIDTHS[what]} characters")
+        if len(value) > widths[what]:
+            raise InvalidInput(f"a lock's {what} name is longer than {widths[what]} characters")
     for c in components:
         for what, name in (("database", c.db), ("table", c.table), ("partition", c.partition)):
-            if name is not None and len(name) > _WIDTHS[what]:
+            if name is not None and len(name) > widths[what]:
                 raise InvalidInput(
-                    f"a lock's {what} name is longer than {_WIDTHS[what]} characters: {name!r}"
+                    f"a lock's {what} name is longer than {widths[what]} characters: {name!r}"
                 )
 
 
@@ -304,18 +315,45 @@ def _wanted_json(wanted: Sequence[tuple[int, str, str, str | None, str | None]])
 # the quoted names, and rewritten for the others.
 
 _QUOTED = re.compile(r'"(HIVE_LOCKS|NEXT_LOCK_ID|HL_[A-Z_]+|NL_[A-Z_]+)"')
-_LOWER_CASE: weakref.WeakKeyDictionary[sa.Engine, bool] = weakref.WeakKeyDictionary()
+
+
+@dataclasses.dataclass(frozen=True)
+class _LockTables:
+    """The lock tables of one database: whether their names are in lower case, and the
+    widths of HIVE_LOCKS' text columns (by _WIDTH_COLUMNS' names)."""
+
+    lower: bool
+    widths: dict[str, int]
+
+
+_FOUND: weakref.WeakKeyDictionary[sa.Engine, _LockTables] = weakref.WeakKeyDictionary()
+
+
+def _tables(s: Session) -> _LockTables:
+    """The lock tables of the database of S (found once per engine)."""
+    engine = s.get_bind()
+    assert isinstance(engine, sa.Engine)
+    found = _FOUND.get(engine)
+    if found is None:
+        inspector = sa.inspect(s.connection())
+        names = set(inspector.get_table_names())
+        lower = "HIVE_LOCKS" not in names and "hive_locks" in names
+        types = {
+            c["name"].upper(): c["type"]
+            for c in inspector.get_columns("hive_locks" if lower else "HIVE_LOCKS")
+        }
+        widths = {}
+        for what, column in _WIDTH_COLUMNS.items():
+            type_ = types[column]
+            assert isinstance(type_, sa.String) and type_.length is not None, (column, type_)
+            widths[what] = type_.length
+        found = _FOUND[engine] = _LockTables(lower, widths)
+    return found
 
 
 def _sql(s: Session, build: Callable[..., str], *args: str) -> TextClause:
     """The statement BUILD(*ARGS) for the lock tables of the database of S."""
-    engine = s.get_bind()
-    assert isinstance(engine, sa.Engine)
-    lower = _LOWER_CASE.get(engine)
-    if lower is None:
-        tables = set(sa.inspect(s.connection()).get_table_names())
-        lower = _LOWER_CASE[engine] = "HIVE_LOCKS" not in tables and "hive_locks" in tables
-    return _styled(build, args, lower)
+    return _styled(build, args, _tables(s).lower)
 
 
 @functools.cache

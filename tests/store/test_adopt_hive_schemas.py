@@ -544,11 +544,6 @@ def test_a_lock_is_refused_a_name_wider_than_hms_lock_table_keeps(
         colstats.unlock(t.UnlockRequest(colstats.lock(_lock(wide)).lockid))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="drop_function deletes the FUNCS row without its FUNC_RU rows first, which HMS's "
-    "key FUNC_RU -> FUNCS refuses (metastore/hms/handler/functions.py)",
-)
 def test_a_dropped_function_takes_its_resources_along(colstats: Client) -> None:
     colstats.create_database(mb.database("sales"))
     uri = t.ResourceUri(t.ResourceType.JAR, f"file:{mb.WAREHOUSE}/udfs.jar")

@@ -19,6 +19,7 @@ from metastore.hms.handler.base import ServiceBase
 from metastore.hms.structs import now, valid_name
 from metastore.store import lookup
 from metastore.store import models as m
+from metastore.store.owned import delete_owned
 
 
 class FunctionCalls(ServiceBase):
@@ -109,6 +110,7 @@ class FunctionCalls(ServiceBase):
     @call(write=True)
     def drop_function(self, s: Session, dbName: str, funcName: str) -> None:
         _, row = self._function(s, dbName, funcName)
+        delete_owned(s, "FUNCS", "FUNC_ID", [row.FUNC_ID])  # its resources
         s.execute(delete(m.Function).where(m.Function.FUNC_ID == row.FUNC_ID))
 
 

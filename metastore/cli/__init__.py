@@ -32,9 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="metastore",
         description="A column-statistics metastore that speaks the Hive Metastore protocol.",
-        epilog="Exit codes: 0 done, 1 failed (one line on stderr says why), 2 bad arguments "
-        "or settings, 130 interrupted (serve, once serving, stops cleanly on Ctrl-C or SIGTERM, "
-        "with 0).",
+        epilog="Exit codes: 0 done, 1 failed (one line on stderr says why), 2 what was typed "
+        "does not fit (arguments, settings, or names the metastore or the data does not have), "
+        "130 interrupted (serve, once serving, stops cleanly on Ctrl-C or SIGTERM, with 0).",
     )
     parser.add_argument("--config", help="TOML settings file (also METASTORE_CONFIG)")
     parser.add_argument(

@@ -28,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser, uri_help: str | None = None) 
     """--uri and the options of the metastore's connection, in a group of their own."""
     group = parser.add_argument_group(
         "the metastore's connection",
-        "Options win over Hive's settings: hive-site.xml (--hive-site, else $HIVE_CONF_DIR's), "
-        "core-site.xml in $HADOOP_CONF_DIR, Spark's spark.hadoop.* settings.",
+        "Options win over Hive's settings, read as Hive's client in Spark reads them: Spark's "
+        "spark.hadoop.* settings (spark-defaults.conf, and analyze's --conf), then hive-site.xml "
+        "(--hive-site, else $HIVE_CONF_DIR's), then core-site.xml in $HADOOP_CONF_DIR.",
     )
     group.add_argument(
         "--uri",

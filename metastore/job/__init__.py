@@ -20,6 +20,10 @@ client only: nothing here imports the server's database layer (SQLAlchemy, Alemb
 * :mod:`metastore.job.writer` - registering tables and partitions, writing statistics in
   units that are undone when they fail;
 * :mod:`metastore.job.interrupts` - Ctrl-C and SIGTERM during a run;
-* :mod:`metastore.job.client` - the Thrift client, with retries;
+* :mod:`metastore.job.client` - the Thrift client: failover across URIs, retries, set_ugi,
+  the metastore's answers as the job's exceptions (:mod:`metastore.job.errors`);
+* :mod:`metastore.job.connection` - which URIs, Kerberos or TLS: the options, then Hive's
+  settings (:mod:`metastore.job.settings`: Spark's, hive-site.xml, core-site.xml);
+* :mod:`metastore.job.sasl_client` - Kerberos: Thrift's SASL transport with GSSAPI;
 * :mod:`metastore.job.analyze` - the job from start to summary (:func:`run`).
 """

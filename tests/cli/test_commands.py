@@ -121,6 +121,9 @@ def test_ls_lists_databases_tables_and_partitions(server: RunningServer, listed:
         f"metastore ls: error: no table {listed}.nothing in thrift://127.0.0.1:{server.port}; "
         f"{listed} has events, plain\n"
     )
+    done = metastore("ls", "nodb", env=env)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr.startswith("metastore ls: error: no database nodb in thrift://")
     done = metastore("ls", "a.b.c", env=env)
     assert done.returncode == EXIT_USAGE
 

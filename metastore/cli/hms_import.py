@@ -11,7 +11,8 @@ import time
 from typing import Any
 
 from metastore import config
-from metastore.cli.errors import EXIT_OK, EXIT_USAGE, CliError
+from metastore.cli import remote
+from metastore.cli.errors import EXIT_OK
 
 WIDTH = 20
 LOG_EVERY = 10.0
@@ -27,13 +28,15 @@ def add_parser(db_commands: Any) -> Any:
         "interrupted goes on where it stopped when run again.",
     )
     copy.add_argument(
-        "--from", dest="source", required=True, help="the HMS to copy: thrift://HOST:9083"
-    )
-    copy.add_argument(
         "--databases", default="*", help="the databases to copy, an HMS pattern (default *)"
     )
     copy.add_argument(
         "--dry-run", action="store_true", help="say what would be copied; write nothing"
+    )
+    remote.add_arguments(
+        copy,
+        uri_help="the HMS to copy: thrift://HOST:PORT, or several comma-separated, tried in order",
+        uri_flag="--from",
     )
     copy.set_defaults(run=run)
     return copy
@@ -79,16 +82,12 @@ class Bar:
 def run(args: argparse.Namespace) -> int:
     from metastore.hms import importer
     from metastore.hms.handler import Handler
-    from metastore.job.client import MetastoreClient
     from metastore.store import migrate, transactions
 
     settings = config.load(args.config, db=args.db)
     url = settings.database_url()
     where = transactions.safe_url(url)
-    try:
-        source = MetastoreClient(args.source)
-    except ValueError as e:
-        raise CliError(str(e), EXIT_USAGE) from None
+    source, _ = remote.connect(remote.connection(args))
     with source:
         planned = importer.survey(source, args.databases)
         tables = sum(len(names) for names in planned.tables.values())

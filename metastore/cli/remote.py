@@ -24,8 +24,11 @@ from metastore.job.errors import MetastoreCallFailed
 from metastore.job.settings import hadoop_settings, spark_defaults
 
 
-def add_arguments(parser: argparse.ArgumentParser, uri_help: str | None = None) -> None:
-    """--uri and the options of the metastore's connection, in a group of their own."""
+def add_arguments(
+    parser: argparse.ArgumentParser, uri_help: str | None = None, uri_flag: str = "--uri"
+) -> None:
+    """--uri (or URI_FLAG, then required: `db import --from`) and the options of the
+    metastore's connection, in a group of their own."""
     group = parser.add_argument_group(
         "the metastore's connection",
         "Options win over Hive's settings, read as Hive's client in Spark reads them: Spark's "
@@ -33,7 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser, uri_help: str | None = None) 
         "(--hive-site, else $HIVE_CONF_DIR's), then core-site.xml in $HADOOP_CONF_DIR.",
     )
     group.add_argument(
-        "--uri",
+        uri_flag,
+        dest="uri",
+        required=uri_flag != "--uri",
+        metavar="URI",
         help=uri_help
         or "thrift://HOST:PORT, or several comma-separated, tried in order (default "
         f"$METASTORE_URI, else hive.metastore.uris, else {DEFAULT_URI})",

@@ -6,8 +6,10 @@ again."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,13 +19,13 @@ from typing import Any
 import metadata_builders as mb
 import pytest
 import sqlalchemy as sa
-from cli_runs import metastore
+from cli_runs import error_lines, metastore
 from conftest import RunningServer, connect
 from hms_oracle import client as hms_client
 from hms_process import HiveMetastoreProcess
 
 from hive_metastore_thrift import ttypes as t
-from metastore.cli import EXIT_OK
+from metastore.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 from metastore.config import Settings
 
 pytestmark = pytest.mark.hms
@@ -128,6 +130,70 @@ def _partitions(url: str) -> int:
         return 0
     finally:
         engine.dispose()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "said"),
+    [
+        ("http://hms:9083", EXIT_USAGE, "thrift://"),
+        ("thrift://hms:notaport", EXIT_USAGE, "port"),
+    ],
+)
+def test_a_source_that_is_not_a_thrift_uri_is_refused_with_2(
+    source: str, code: int, said: str, target: str
+) -> None:
+    done = metastore("db", "import", "--from", source, "--db", target)
+    assert done.returncode == code, done.stderr
+    [line] = error_lines(done.stderr)
+    assert said in line
+    assert _partitions(target) == 0
+
+
+def test_without_from_the_command_says_so(target: str) -> None:
+    done = metastore("db", "import", "--db", target)
+    assert done.returncode == EXIT_USAGE
+    assert "--from" in done.stderr
+
+
+def test_a_source_that_does_not_answer_is_one_line_with_1(target: str) -> None:
+    uri = f"thrift://127.0.0.1:{_free_port()}"
+    done = metastore("db", "import", "--from", uri, "--db", target)
+    assert done.returncode == EXIT_FAILED, done.stderr
+    [line] = error_lines(done.stderr)
+    assert uri in line
+    assert not Path(target.removeprefix("sqlite:///")).exists()
+
+
+def test_a_source_that_is_not_a_metastore_is_one_line_with_1(target: str) -> None:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        stop = threading.Event()
+
+        def answer_nonsense() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                with conn:
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
+
+        server = threading.Thread(target=answer_nonsense, daemon=True)
+        server.start()
+        done = metastore("db", "import", "--from", f"thrift://127.0.0.1:{port}", "--db", target)
+        stop.set()
+    assert done.returncode == EXIT_FAILED, done.stderr
+    [line] = error_lines(done.stderr)
+    assert "does not answer as a Hive Metastore" in line
+    assert not Path(target.removeprefix("sqlite:///")).exists()
 
 
 def test_a_dry_run_says_what_would_be_copied(

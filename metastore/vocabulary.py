@@ -211,8 +211,11 @@ class TypeTree:
     children: tuple[tuple[str, TypeTree], ...] = ()
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_type(text: str | None) -> TypeTree:
-    """The tree of Hive type TEXT (the grammar of `check_type`); HiveTypeError otherwise."""
+    """The tree of Hive type TEXT (the grammar of `check_type`); HiveTypeError otherwise.
+    Kept for the types seen last: a call that adds a thousand partitions checks the same few
+    column types a thousand times (the trees are frozen, so sharing them is safe)."""
     if not text or not text.strip():
         raise HiveTypeError("the type is empty")
     parser = _Parser(text)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
@@ -18,6 +18,17 @@ from metastore.store.params import grouped_params
 
 CDS, COLUMNS = m.ColumnDescriptor.__table__, m.Column.__table__
 SERDES, SDS = m.SerDe.__table__, m.StorageDescriptor.__table__
+
+
+class ColumnDef(NamedTuple):
+    """A column of a column list (a row of COLUMNS_V2 but its CD_ID): plain values, since a
+    call that adds thousands of partitions reads as many lists and, by far most often,
+    keeps none of them (each equal to the table's, which is shared)."""
+
+    COLUMN_NAME: str
+    TYPE_NAME: str | None
+    COMMENT: str | None
+    INTEGER_IDX: int
 
 
 @dataclasses.dataclass
@@ -35,7 +46,7 @@ class Storage:
     """A storage descriptor and its parts, as rows."""
 
     sd: m.StorageDescriptor
-    columns: list[m.Column]
+    columns: list[ColumnDef]
     serde: m.SerDe | None
     serde_params: dict[str, str]
     sd_params: dict[str, str]
@@ -70,9 +81,7 @@ def insert_storages(
         reused = shared.get(tuple(column_signature(storage.columns)))
         if reused is None:  # a new column list (rare: a table's own, or changed columns)
             reused = s.execute(insert(CDS).returning(CDS.c.CD_ID)).scalar_one()
-            for column in storage.columns:
-                column.CD_ID = reused
-                new_columns.append(_values(column, COLUMNS))
+            new_columns += [{"CD_ID": reused, **c._asdict()} for c in storage.columns]
         storage.sd.CD_ID = reused
     insert_all(s, COLUMNS, new_columns)
     with_serde = [st for st in storages if st.serde is not None]
@@ -192,17 +201,17 @@ def load_skewed(s: Session, sd_ids: Sequence[int]) -> dict[int, Skewed]:
     return out
 
 
-def column_signature(columns: Sequence[m.Column]) -> list[tuple[str, str | None, str | None]]:
+def column_signature(columns: Sequence[ColumnDef]) -> list[tuple[str, str | None, str | None]]:
     ordered = sorted(columns, key=lambda c: c.INTEGER_IDX)
     return [(c.COLUMN_NAME, c.TYPE_NAME, c.COMMENT) for c in ordered]
 
 
-def columns_of(s: Session, cd_id: int | None) -> list[m.Column]:
+def columns_of(s: Session, cd_id: int | None) -> list[ColumnDef]:
     if cd_id is None:
         return []
-    return list(
-        s.scalars(select(m.Column).where(m.Column.CD_ID == cd_id).order_by(m.Column.INTEGER_IDX))
-    )
+    fields = (COLUMNS.c[name] for name in ColumnDef._fields)
+    query = select(*fields).where(COLUMNS.c.CD_ID == cd_id).order_by(COLUMNS.c.INTEGER_IDX)
+    return [ColumnDef(*row) for row in s.execute(query)]
 
 
 def column_types(s: Session, sd_id: int | None) -> dict[str, str]:
@@ -227,11 +236,13 @@ def load_storages(s: Session, sd_ids: Iterable[int | None]) -> dict[int, Storage
         for sd in s.scalars(select(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(ids)))
     }
     cd_ids = {sd.CD_ID for sd in sds.values() if sd.CD_ID is not None}
-    columns: dict[int, list[m.Column]] = {}
-    for col in s.scalars(
-        select(m.Column).where(m.Column.CD_ID.in_(cd_ids)).order_by(m.Column.INTEGER_IDX)
+    columns: dict[int, list[ColumnDef]] = {}
+    for cd_id, *values in s.execute(
+        select(COLUMNS.c.CD_ID, *(COLUMNS.c[name] for name in ColumnDef._fields))
+        .where(COLUMNS.c.CD_ID.in_(cd_ids))
+        .order_by(COLUMNS.c.INTEGER_IDX)
     ):
-        columns.setdefault(col.CD_ID, []).append(col)
+        columns.setdefault(cd_id, []).append(ColumnDef(*values))
     serde_ids = {sd.SERDE_ID for sd in sds.values() if sd.SERDE_ID is not None}
     serdes = {
         x.SERDE_ID: x for x in s.scalars(select(m.SerDe).where(m.SerDe.SERDE_ID.in_(serde_ids)))

@@ -33,6 +33,7 @@ from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.params import replace_params
 from metastore.store.storage import (
+    ColumnDef,
     Storage,
     columns_of,
     delete_storages,
@@ -337,5 +338,5 @@ class _Alter:
         )
 
 
-def _types(columns: list[m.Column]) -> dict[str, str]:
+def _types(columns: list[ColumnDef]) -> dict[str, str]:
     return {c.COLUMN_NAME: (c.TYPE_NAME or "").lower() for c in columns}

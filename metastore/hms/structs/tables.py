@@ -12,7 +12,7 @@ from metastore import names, vocabulary
 from metastore.hms.structs import now, valid_name
 from metastore.store import models as m
 from metastore.store.partition_rows import StoredDatabase, StoredTable
-from metastore.store.storage import Skewed, Storage
+from metastore.store.storage import ColumnDef, Skewed, Storage
 
 
 def field_schemas(fields: list[t.FieldSchema] | None, what: str) -> list[t.FieldSchema]:
@@ -50,7 +50,7 @@ def storage_rows(sd: t.StorageDescriptor | None) -> Storage:
             SERDE_TYPE=info.serdeType,
         )
     columns = [
-        m.Column(COLUMN_NAME=f.name, TYPE_NAME=f.type, COMMENT=f.comment, INTEGER_IDX=i)
+        ColumnDef(f.name, f.type, f.comment, i)
         for i, f in enumerate(field_schemas(sd.cols, "column"))
     ]
     return Storage(

@@ -100,7 +100,7 @@ def _downgrade(args: argparse.Namespace) -> int:
     where = transactions.safe_url(url)
     missing = _missing_file(url)
     if missing is not None:
-        raise CliError(f"no database at {missing}: there is nothing to downgrade")
+        raise CliError(f"no database at {missing}: there is nothing to downgrade", EXIT_USAGE)
     if args.revision == "base" and not args.yes:
         _confirm_dropping_everything(transactions.safe_url(url))
     configure_logging("INFO")
@@ -191,6 +191,13 @@ def _adopt(args: argparse.Namespace) -> int:
 
     url = _url(args, create=False)
     where = transactions.safe_url(url)
+    if sa.engine.make_url(url).get_backend_name() != "postgresql":
+        raise CliError(
+            f"{where} is not a PostgreSQL database: colstats adopts the PostgreSQL databases of "
+            "Hive Metastores; copy any other one with `metastore db import --from "
+            "thrift://HOST:9083`",
+            EXIT_USAGE,
+        )
     if args.undo:
         if args.dry_run or args.merge_duplicates:
             raise CliError("--undo takes neither --dry-run nor --merge-duplicates", EXIT_USAGE)

@@ -172,7 +172,7 @@ def test_unusable_database_urls(
         ("upgrade", EXIT_FAILED, "err", "does its folder exist"),
         ("current", EXIT_OK, "out", "no database file yet"),
         ("check", EXIT_FAILED, "out", "no database file; run `metastore db upgrade`"),
-        ("downgrade", EXIT_FAILED, "err", "no database at /no/such/folder/m.db"),
+        ("downgrade", EXIT_USAGE, "err", "no database at /no/such/folder/m.db"),
     ],
 )
 def test_a_sqlite_file_in_a_missing_folder(
@@ -183,6 +183,22 @@ def test_a_sqlite_file_in_a_missing_folder(
     assert got == code
     assert message in (out if stream == "out" else err)
     assert (out if stream == "out" else err).count("\n") == 1
+
+
+@pytest.mark.parametrize("undo", [[], ["--undo"], ["--dry-run"]])
+def test_adopt_takes_only_postgresql(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, undo: list[str]
+) -> None:
+    """A SQLite URL is refused before anything is opened: no file is created."""
+    path = tmp_path / "hms.db"
+    got, _, err = run(capsys, "db", "adopt", "--db", f"sqlite:///{path}", *undo)
+    assert got == EXIT_USAGE
+    assert err.endswith(
+        "is not a PostgreSQL database: colstats adopts the PostgreSQL databases of Hive "
+        "Metastores; copy any other one with `metastore db import --from thrift://HOST:9083`\n"
+    ), err
+    assert err.count("\n") == 1
+    assert not path.exists()
 
 
 def test_downgrade_to_base_asks_first(tmp_path: Path) -> None:

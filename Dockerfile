@@ -40,6 +40,9 @@ WORKDIR /var/lib/colstats
 
 FROM runtime AS server
 COPY --from=server-venv /opt/colstats /opt/colstats
+# The server listens on loopback unless told otherwise; in a container that is unreachable
+# from anywhere else, so the image listens on every interface (its published ports).
+ENV METASTORE_HOST=0.0.0.0
 USER colstats
 EXPOSE 9083
 HEALTHCHECK --interval=5s --timeout=10s --retries=12 \

@@ -3,7 +3,7 @@
 The file is the one named by --config or METASTORE_CONFIG, with keys at the top level:
 
     db = "postgresql+psycopg://metastore@db/metastore"
-    host = "0.0.0.0"
+    host = "0.0.0.0"   # every interface; the default, 127.0.0.1, is this machine only
     port = 9083
     framed = false
     workers = 100
@@ -75,7 +75,9 @@ def default_data_dir() -> Path:
 class Settings:
     db: str | None = None
     """SQLAlchemy URL; None means a SQLite file in the data directory."""
-    host: str = "0.0.0.0"
+    host: str = "127.0.0.1"
+    """Loopback unless told otherwise: without security, whoever reaches the port may drop
+    anything, so listening on a network (0.0.0.0, or one address) is a choice made explicitly."""
     port: int = 9083
     framed: bool = False
     """Framed transport; HMS and its clients use the unframed (buffered) one."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import ipaddress
 import logging
 import socket
 from typing import Any
@@ -24,7 +25,11 @@ def add_parser(commands: Any) -> None:
         "(default ~/.local/share/colstats) is created and migrated.",
     )
     serve.add_argument("--db", help="SQLAlchemy URL, e.g. postgresql+psycopg://user@host/db")
-    serve.add_argument("--host", help="address to listen on (default 0.0.0.0)")
+    serve.add_argument(
+        "--host",
+        help="address to listen on (default 127.0.0.1: this machine only; 0.0.0.0: every "
+        "interface)",
+    )
     serve.add_argument("--port", type=int, help="port to listen on (default 9083)")
     serve.add_argument(
         "--framed",
@@ -243,8 +248,9 @@ def run(args: argparse.Namespace) -> int:
     log.info("%s", handler.policy.describe())
     if not settings.authentication and "*" in handler.policy.holders[Right.WRITE]:
         log.warning(
-            "authentication is off: any client that reaches this port may create, change and "
-            "drop anything (set security = kerberos, or tls with tls_client_ca)"
+            "authentication is off: %s may create, change and drop anything (set security = "
+            "kerberos, or tls with tls_client_ca)",
+            who_reaches(listener),
         )
     elif settings.authentication and handler.policy.read_only:
         log.warning(
@@ -262,11 +268,23 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def who_reaches(listener: socket.socket) -> str:
+    """Who can call the server listening on LISTENER, by the address it is bound to."""
+    host, port = listener.getsockname()[:2]
+    address = ipaddress.ip_address(host)
+    where = f"[{host}]:{port}" if address.version == 6 else f"{host}:{port}"
+    if address.is_loopback:
+        return f"any program on this machine (it listens on {where}, loopback only)"
+    if address.is_unspecified:
+        return f"any client that reaches this machine (it listens on {where}, every interface)"
+    return f"any client that reaches {where}"
+
+
 def check_database(url: str) -> None:
     """A CliError (exit 2) for a URL of a database or driver colstats does not run on."""
-    import sqlalchemy as sa
+    from metastore.store.transactions import parse_url
 
-    parsed = sa.engine.make_url(url)  # a URL that does not parse: ArgumentError, exit 2
+    parsed = parse_url(url)  # a URL that does not parse: ArgumentError, exit 2
     backend, driver = parsed.get_backend_name(), parsed.get_driver_name()
     if driver not in BACKENDS.get(backend, ()):
         raise CliError(

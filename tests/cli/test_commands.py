@@ -1,14 +1,17 @@
 """The `metastore` command as a user meets it: `--version`, `ls`, $METASTORE_URI for every
-command that takes --uri, `serve`'s start-up failures (in plain words, exit 2, nothing
-created), and a reader that closes the output early."""
+command that takes --uri, `serve`'s address (loopback unless told otherwise) and start-up
+failures (in plain words, exit 2, nothing created), and a reader that closes the output
+early."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -184,7 +187,10 @@ def _closed_port() -> int:
             "cannot listen on 127.0.0.1:{busy}: the port is in use (another metastore serve?); "
             "choose another with --port",
         ),
-        (("--port", "70000"), "cannot listen on 0.0.0.0:70000: a port is a number from 0 to 65535"),
+        (
+            ("--port", "70000"),
+            "cannot listen on 127.0.0.1:70000: a port is a number from 0 to 65535",
+        ),
         (
             ("--host", "no-such-host.invalid", "--port", "0"),
             "cannot listen on no-such-host.invalid:0: no-such-host.invalid is not a known host "
@@ -222,3 +228,76 @@ def test_serve_refuses_an_unsupported_database(tmp_path: Path, url: str) -> None
     assert done.stderr.startswith("metastore serve: error: unsupported database ")
     assert done.stderr.count("\n") == 1
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "listening", "who"),
+    [
+        (
+            (),
+            "127.0.0.1",
+            "any program on this machine (it listens on 127.0.0.1:{port}, loopback only)",
+        ),
+        (
+            ("--host", "0.0.0.0"),
+            "0.0.0.0",
+            "any client that reaches this machine (it listens on 0.0.0.0:{port}, every interface)",
+        ),
+    ],
+)
+def test_serve_listens_on_loopback_unless_told_otherwise(
+    tmp_path: Path, flags: tuple[str, ...], listening: str, who: str
+) -> None:
+    """What the kernel says the server listens on, and who its WARNING says may call it."""
+    port = _closed_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "metastore.cli", "serve", "--port", str(port), *flags],
+        env={**os.environ, "METASTORE_HOME": str(tmp_path)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        _wait_until_serving(server, port)
+        assert _listening_on(port) == [listening]
+    finally:
+        server.send_signal(signal.SIGTERM)
+        output, _ = server.communicate(timeout=30)
+    assert server.returncode == EXIT_OK, output
+    assert f"serving the Hive Metastore protocol on {listening}:{port} " in output
+    warning = (
+        f"WARNING metastore: authentication is off: {who.format(port=port)} may create, change "
+        "and drop anything (set security = kerberos, or tls with tls_client_ca)\n"
+    )
+    assert warning in output
+
+
+def _wait_until_serving(server: subprocess.Popen[str], port: int) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client, transport = connect(port)
+            client.get_all_databases()
+            transport.close()
+            return
+        except Exception:
+            assert server.poll() is None and time.monotonic() < deadline, "it did not start"
+            time.sleep(0.1)
+
+
+def _listening_on(port: int) -> list[str]:
+    """The IPv4 and IPv6 addresses with a socket listening on PORT, as Linux lists them."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, hex_port = local.split(":")
+            if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                # Each 32-bit word as the kernel holds it: in this machine's byte order.
+                raw = b"".join(
+                    int(address[i : i + 8], 16).to_bytes(4, sys.byteorder)
+                    for i in range(0, len(address), 8)
+                )
+                family = socket.AF_INET if len(raw) == 4 else socket.AF_INET6
+                found.append(socket.inet_ntop(family, raw))
+    return found

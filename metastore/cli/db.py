@@ -71,9 +71,9 @@ def _url(args: argparse.Namespace, *, create: bool = True) -> str:
 
 def _missing_file(url: str) -> Path | None:
     """The SQLite file of URL when it does not exist (reading would create it)."""
-    import sqlalchemy as sa
+    from metastore.store.transactions import parse_url
 
-    parsed = sa.engine.make_url(url)
+    parsed = parse_url(url)
     if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
         return None
     path = Path(parsed.database)
@@ -185,13 +185,11 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _adopt(args: argparse.Namespace) -> int:
-    import sqlalchemy as sa
-
     from metastore.store import adopt, transactions
 
     url = _url(args, create=False)
     where = transactions.safe_url(url)
-    if sa.engine.make_url(url).get_backend_name() != "postgresql":
+    if transactions.parse_url(url).get_backend_name() != "postgresql":
         raise CliError(
             f"{where} is not a PostgreSQL database: colstats adopts the PostgreSQL databases of "
             "Hive Metastores; copy any other one with `metastore db import --from "
@@ -210,15 +208,7 @@ def _adopt(args: argparse.Namespace) -> int:
         print(f"{where} is as it was before adoption, with what was written since")
         return EXIT_OK
     try:
-        if args.dry_run:
-            engine = sa.create_engine(url)
-            try:
-                with engine.connect() as conn:
-                    plan = adopt.plan(conn, merge_duplicates=args.merge_duplicates)
-            finally:
-                engine.dispose()
-        else:
-            plan = adopt.adopt(url, merge_duplicates=args.merge_duplicates)
+        plan = adopt.adopt(url, merge_duplicates=args.merge_duplicates, dry_run=args.dry_run)
     except adopt.AdoptionError as e:
         raise CliError(f"{where} cannot be adopted: {e}") from None
     verb = "would add" if args.dry_run else "added"

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -132,7 +131,7 @@ class Answers:
         s: Session,
         db: m.Database | pr.StoredDatabase,
         table: m.Table | pr.StoredTable,
-        selection: Select[tuple[int]],
+        selection: pr.Selection,
         limit: int | None = None,
     ) -> list[t.Partition]:
         """The Partition structs of the partitions of TABLE (of DB) that SELECTION (from

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from metastore import names
@@ -205,6 +205,18 @@ def delete_statistics(
             },
             accurate.KEY,
         )
+
+
+def delete_statistics_of_columns(
+    s: Session, level: StatsLevel, owner_ids: Sequence[int], columns: Sequence[str]
+) -> None:
+    """Delete the statistics of COLUMNS (every engine's) of the tables or partitions
+    OWNER_IDS (LEVEL), whose columns were removed or retyped; their COLUMN_STATS_ACCURATE
+    marks are the caller's to change."""
+    if owner_ids and columns:
+        table = level.stats.__table__
+        owners_ = level.stats_owner().in_(owner_ids)
+        s.execute(delete(table).where(owners_, table.c.COLUMN_NAME.in_(columns)))
 
 
 def rename_table(s: Session, tbl_id: int, db_name: str, table_name: str) -> None:

@@ -423,11 +423,18 @@ def snapshot(conn: sa.Connection) -> dict[str, Any]:
     return {"tables": tables, "functions": sorted(functions)}
 
 
-def adopt(url: str, *, merge_duplicates: bool = False) -> Plan:
+def adopt(url: str, *, merge_duplicates: bool = False, dry_run: bool = False) -> Plan:
     """Adopt the database at URL (see the module docstring), in one transaction; the plan
-    carried out. AdoptionError, and nothing changed, when it cannot be adopted (duplicates
-    of statistics without MERGE_DUPLICATES among the reasons)."""
+    carried out (with DRY_RUN, only made: nothing is changed). AdoptionError, and nothing
+    changed, when it cannot be adopted (duplicates of statistics without MERGE_DUPLICATES
+    among the reasons)."""
     engine = sa.create_engine(url)
+    if dry_run:
+        try:
+            with engine.connect() as conn:
+                return plan(conn, merge_duplicates=merge_duplicates)
+        finally:
+            engine.dispose()
     try:
         with engine.begin() as conn:
             conn.exec_driver_sql("SET LOCAL lock_timeout = '60s'")

@@ -17,11 +17,28 @@ def find_database(s: Session, catalog: str, name: str) -> m.Database | None:
     )
 
 
+def database_by_id(s: Session, db_id: int) -> m.Database:
+    found = s.get(m.Database, db_id)
+    assert found is not None, db_id  # a table's database: its key holds it
+    return found
+
+
+def databases_of(s: Session, catalog: str) -> list[m.Database]:
+    return list(s.scalars(select(m.Database).where(m.Database.CTLG_NAME == catalog)))
+
+
 def database_names(s: Session, catalog: str, pattern: str | None = None) -> list[str]:
     names = s.scalars(
         select(m.Database.NAME).where(m.Database.CTLG_NAME == catalog).order_by(m.Database.NAME)
     ).all()
     return filter_names(names, pattern)
+
+
+def add_database(s: Session, row: m.Database) -> int:
+    """Insert ROW; its DB_ID."""
+    s.add(row)
+    s.flush()
+    return row.DB_ID
 
 
 def delete_database(s: Session, db: m.Database) -> None:

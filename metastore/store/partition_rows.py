@@ -70,7 +70,12 @@ _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN =
 _TABLE_PARAM, _KEY = 8, 9
 
 
-def of_table(tbl_id: int) -> Select[tuple[int]]:
+Selection = Select[tuple[int]]
+"""Which partitions: a query of their PART_IDs, made by `of_table` and narrowed by the store's
+functions (partitions.with_values, the partition filters), for the doors to pass back."""
+
+
+def of_table(tbl_id: int) -> Selection:
     """All partitions of table TBL_ID: the selection that callers restrict (with `where`,
     or joins on PARTITIONS) before passing it to `partition_structs`."""
     return select(PARTITIONS.c.PART_ID).where(PARTITIONS.c.TBL_ID == tbl_id)

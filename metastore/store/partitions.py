@@ -25,6 +25,15 @@ def find_partition(s: Session, tbl_id: int, part_name: str) -> m.Partition | Non
     )
 
 
+def replace_key_values(s: Session, part_id: int, values: Sequence[str]) -> None:
+    """Partition PART_ID's key values become VALUES (a rename)."""
+    s.execute(delete(m.PartitionKeyValue).where(m.PartitionKeyValue.PART_ID == part_id))
+    s.add_all(
+        m.PartitionKeyValue(PART_ID=part_id, INTEGER_IDX=i, PART_KEY_VAL=value)
+        for i, value in enumerate(values)
+    )
+
+
 def find_partitions(s: Session, tbl_id: int, part_names: Sequence[str]) -> list[m.Partition]:
     if not part_names:
         return []

@@ -8,7 +8,7 @@ import dataclasses
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import String, delete, func, insert, literal, select, update
 from sqlalchemy.orm import Session
 
 from metastore.store import models as m
@@ -212,6 +212,62 @@ def columns_of(s: Session, cd_id: int | None) -> list[ColumnDef]:
     fields = (COLUMNS.c[name] for name in ColumnDef._fields)
     query = select(*fields).where(COLUMNS.c.CD_ID == cd_id).order_by(COLUMNS.c.INTEGER_IDX)
     return [ColumnDef(*row) for row in s.execute(query)]
+
+
+def storage_descriptor(s: Session, sd_id: int | None) -> m.StorageDescriptor | None:
+    return s.get(m.StorageDescriptor, sd_id) if sd_id is not None else None
+
+
+def location(s: Session, sd_id: int | None) -> str | None:
+    """The LOCATION of storage descriptor SD_ID, as stored (flush changes first)."""
+    if sd_id is None:
+        return None
+    query = select(m.StorageDescriptor.LOCATION).where(m.StorageDescriptor.SD_ID == sd_id)
+    return s.scalar(query)
+
+
+def set_location(s: Session, sd_id: int | None, new_location: str) -> None:
+    s.execute(
+        update(m.StorageDescriptor)
+        .where(m.StorageDescriptor.SD_ID == sd_id)
+        .values(LOCATION=new_location)
+    )
+
+
+def move_partition_locations(s: Session, tbl_id: int, old_prefix: str, new_prefix: str) -> None:
+    """The locations of table TBL_ID's partitions that start with OLD_PREFIX start with
+    NEW_PREFIX instead (a renamed managed table's folder moved)."""
+    partition_sds = select(m.Partition.SD_ID).where(m.Partition.TBL_ID == tbl_id)
+    location_ = m.StorageDescriptor.LOCATION
+    s.execute(
+        update(m.StorageDescriptor)
+        .where(
+            m.StorageDescriptor.SD_ID.in_(partition_sds),
+            func.substr(location_, 1, len(old_prefix)) == old_prefix,
+        )
+        .values(
+            LOCATION=literal(new_prefix, String()).concat(
+                func.substr(location_, len(old_prefix) + 1)
+            )
+        )
+    )
+
+
+def partition_column_lists(s: Session, tbl_id: int) -> list[tuple[int, int, int | None]]:
+    """(PART_ID, SD_ID, CD_ID) of every partition of table TBL_ID."""
+    query = (
+        select(m.Partition.PART_ID, m.StorageDescriptor.SD_ID, m.StorageDescriptor.CD_ID)
+        .join(m.StorageDescriptor, m.StorageDescriptor.SD_ID == m.Partition.SD_ID)
+        .where(m.Partition.TBL_ID == tbl_id)
+    )
+    return [(part_id, sd_id, cd_id) for part_id, sd_id, cd_id in s.execute(query)]
+
+
+def set_column_list(s: Session, sd_ids: Sequence[int], cd_id: int | None) -> None:
+    """Storage descriptors SD_IDS take column list CD_ID."""
+    s.execute(
+        update(m.StorageDescriptor).where(m.StorageDescriptor.SD_ID.in_(sd_ids)).values(CD_ID=cd_id)
+    )
 
 
 def column_types(s: Session, sd_id: int | None) -> dict[str, str]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, delete, select
+from sqlalchemy import ColumnElement, bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from metastore.name_patterns import filter_names
 from metastore.store import models as m
+from metastore.store import versions
 from metastore.store.owned import delete_owned
 from metastore.store.storage import delete_storages
 
@@ -38,6 +39,60 @@ def find_database_table(
     names = {"catalog": catalog, "db_name": db_name, "table_name": table_name}
     row = s.execute(_DATABASE_TABLE, names).first()
     return None if row is None else (row[0], row[1])
+
+
+def tables_of(s: Session, db_id: int) -> list[m.Table]:
+    return list(s.scalars(select(m.Table).where(m.Table.DB_ID == db_id)))
+
+
+def tables_named(s: Session, db_id: int, names: Sequence[str]) -> list[m.Table]:
+    """The tables of database DB_ID among NAMES that exist, by name."""
+    query = select(m.Table).where(m.Table.DB_ID == db_id, m.Table.TBL_NAME.in_(names))
+    return list(s.scalars(query.order_by(m.Table.TBL_NAME)))
+
+
+def add_table(s: Session, row: m.Table, keys: Sequence[tuple[str, str, str | None]]) -> int:
+    """Insert ROW with its partition KEYS (name, type, comment) and a first version; its
+    TBL_ID."""
+    s.add(row)
+    s.flush()
+    versions.touch(s, row.TBL_ID)
+    s.add_all(
+        m.PartitionKey(
+            TBL_ID=row.TBL_ID, PKEY_NAME=name, PKEY_TYPE=type_, PKEY_COMMENT=comment, INTEGER_IDX=i
+        )
+        for i, (name, type_, comment) in enumerate(keys)
+    )
+    return row.TBL_ID
+
+
+def table_names_by_filter(
+    s: Session, db_id: int, condition: ColumnElement[bool], limit: int | None
+) -> list[str]:
+    """The names of the tables of database DB_ID that match CONDITION (of
+    partition_filter.table_sql), at most LIMIT of them, by name."""
+    query = select(m.Table.TBL_NAME).where(m.Table.DB_ID == db_id, condition)
+    query = query.order_by(m.Table.TBL_NAME)
+    return list(s.scalars(query if limit is None else query.limit(limit)))
+
+
+def tables_with_comments(
+    s: Session, db_ids: Sequence[int], table_types: Sequence[str] | None
+) -> list[tuple[m.Table, str | None]]:
+    """The tables of the databases DB_IDS (of TABLE_TYPES, when given) with their comment
+    parameter, by name."""
+    query = (
+        select(m.Table, m.TableParam.PARAM_VALUE)
+        .outerjoin(
+            m.TableParam,
+            (m.TableParam.TBL_ID == m.Table.TBL_ID) & (m.TableParam.PARAM_KEY == "comment"),
+        )
+        .where(m.Table.DB_ID.in_(db_ids))
+        .order_by(m.Table.TBL_NAME)
+    )
+    if table_types:
+        query = query.where(m.Table.TBL_TYPE.in_(table_types))
+    return [(table, comment) for table, comment in s.execute(query)]
 
 
 def table_names(

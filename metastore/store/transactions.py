@@ -116,6 +116,11 @@ def on_rollback(session: Session, undo: Callable[[], object]) -> None:
     session.info.setdefault(_ON_ROLLBACK, []).append(undo)
 
 
+def parse_url(url: str) -> sa.URL:
+    """URL's parts (backend, driver, database, ...); ArgumentError when it does not parse."""
+    return make_url(url)
+
+
 def safe_url(url: str) -> str:
     """URL without its password, for logs and messages."""
     return make_url(url).render_as_string(hide_password=True)

@@ -8,7 +8,6 @@ deleteData the folders of the managed tables and of the database, once committed
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -20,9 +19,16 @@ from metastore.hms.structs import databases as db_structs
 from metastore.hms.structs import now
 from metastore.store import lookup
 from metastore.store import models as m
-from metastore.store.databases import database_names, delete_database, find_database
+from metastore.store.databases import (
+    add_database,
+    database_names,
+    delete_database,
+    find_database,
+)
+from metastore.store.functions import count_functions
 from metastore.store.params import insert_params, replace_params
 from metastore.store.params import params as get_params
+from metastore.store.tables import tables_of
 from metastore.store.transactions import on_commit
 
 DEFAULT_DATABASE = "default"
@@ -36,7 +42,8 @@ class DatabaseCalls(ServiceBase):
     def _ensure_default(self, s: Session) -> None:
         if find_database(s, names.DEFAULT_CATALOG, DEFAULT_DATABASE) is None:
             location = self.warehouse.database_location(DEFAULT_DATABASE)
-            s.add(
+            add_database(
+                s,
                 m.Database(
                     NAME=DEFAULT_DATABASE,
                     CTLG_NAME=names.DEFAULT_CATALOG,
@@ -46,7 +53,7 @@ class DatabaseCalls(ServiceBase):
                     OWNER_TYPE="ROLE",
                     CREATE_TIME=now(),
                     TYPE="NATIVE",
-                )
+                ),
             )
             on_commit(s, lambda: self.warehouse.make_folder(location))
 
@@ -60,9 +67,7 @@ class DatabaseCalls(ServiceBase):
             raise t.AlreadyExistsException(f"Database {row.NAME} already exists")
         if not row.DB_LOCATION_URI:
             row.DB_LOCATION_URI = self.warehouse.database_location(row.NAME)
-        s.add(row)
-        s.flush()
-        insert_params(s, m.DatabaseParam, row.DB_ID, database.parameters)
+        insert_params(s, m.DatabaseParam, add_database(s, row), database.parameters)
         location = row.DB_LOCATION_URI
         on_commit(s, lambda: self.warehouse.make_folder(location))
 
@@ -101,10 +106,8 @@ class DatabaseCalls(ServiceBase):
         database = lookup.database(s, name)
         if database.NAME == DEFAULT_DATABASE:
             raise t.MetaException("Can not drop default database")
-        tables = s.scalars(select(m.Table).where(m.Table.DB_ID == database.DB_ID)).all()
-        functions = s.scalar(
-            select(func.count()).select_from(m.Function).where(m.Function.DB_ID == database.DB_ID)
-        )
+        tables = tables_of(s, database.DB_ID)
+        functions = count_functions(s, database.DB_ID)
         if not cascade and tables:
             raise t.InvalidOperationException(
                 f"Database {database.NAME} is not empty. One or more tables exist."

@@ -8,7 +8,6 @@ are HMS's.
 
 from __future__ import annotations
 
-from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -17,9 +16,8 @@ from metastore.errors import NotFound
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
 from metastore.hms.structs import now, valid_name
-from metastore.store import lookup
+from metastore.store import functions, lookup
 from metastore.store import models as m
-from metastore.store.owned import delete_owned
 
 
 class FunctionCalls(ServiceBase):
@@ -28,11 +26,7 @@ class FunctionCalls(ServiceBase):
     ) -> tuple[m.Database, m.Function]:
         db = lookup.database(s, db_name)
         function_name = names.identifier(name or "")
-        row = s.scalar(
-            select(m.Function).where(
-                m.Function.DB_ID == db.DB_ID, m.Function.FUNC_NAME == function_name
-            )
-        )
+        row = functions.find_function(s, db.DB_ID, function_name)
         if row is None:
             raise NotFound(f"Function {db.NAME}.{function_name} does not exist")
         return db, row
@@ -45,18 +39,12 @@ class FunctionCalls(ServiceBase):
         if not func.className:
             raise t.InvalidObjectException(f"function {name} has no class name")
         db = lookup.database(s, func.dbName, func.catName)
-        exists = s.scalar(
-            select(m.Function.FUNC_ID).where(
-                m.Function.DB_ID == db.DB_ID, m.Function.FUNC_NAME == name
-            )
-        )
-        if exists is not None:
+        if functions.find_function(s, db.DB_ID, name) is not None:
             raise t.AlreadyExistsException(f"Function {db.NAME}.{name} already exists")
         row = m.Function(DB_ID=db.DB_ID, FUNC_NAME=name, CREATE_TIME=now())
         _assign(row, func)
-        s.add(row)
-        s.flush()
-        _insert_resources(s, row.FUNC_ID, func.resourceUris)
+        uris = _resources(func.resourceUris)
+        functions.replace_resources(s, functions.add_function(s, row), uris)
 
     @call(write=False)
     def get_function(self, s: Session, dbName: str, funcName: str) -> t.Function:
@@ -66,22 +54,12 @@ class FunctionCalls(ServiceBase):
     @call(write=False)
     def get_functions(self, s: Session, dbName: str, pattern: str | None) -> list[str]:
         db = lookup.database(s, dbName)
-        found = s.scalars(
-            select(m.Function.FUNC_NAME)
-            .where(m.Function.DB_ID == db.DB_ID)
-            .order_by(m.Function.FUNC_NAME)
-        )
-        return name_patterns.filter_names(found, pattern)
+        return name_patterns.filter_names(functions.function_names(s, db.DB_ID), pattern)
 
     @call(write=False)
     def get_all_functions(self, s: Session) -> t.GetAllFunctionsResponse:
-        rows = s.execute(
-            select(m.Function, m.Database)
-            .join(m.Database, m.Database.DB_ID == m.Function.DB_ID)
-            .order_by(m.Database.NAME, m.Function.FUNC_NAME)
-        ).all()
         return t.GetAllFunctionsResponse(
-            functions=[_function_struct(s, function, db) for function, db in rows]
+            functions=[_function_struct(s, row, db) for row, db in functions.all_functions(s)]
         )
 
     @call(write=True)
@@ -103,15 +81,14 @@ class FunctionCalls(ServiceBase):
             )
         if not newFunc.className:
             raise t.InvalidOperationException(f"function {row.FUNC_NAME} needs a class name")
+        uris = _resources(newFunc.resourceUris)
         _assign(row, newFunc)
-        s.execute(delete(m.FunctionResource).where(m.FunctionResource.FUNC_ID == row.FUNC_ID))
-        _insert_resources(s, row.FUNC_ID, newFunc.resourceUris)
+        functions.replace_resources(s, row.FUNC_ID, uris)
 
     @call(write=True)
     def drop_function(self, s: Session, dbName: str, funcName: str) -> None:
         _, row = self._function(s, dbName, funcName)
-        delete_owned(s, "FUNCS", "FUNC_ID", [row.FUNC_ID])  # its resources
-        s.execute(delete(m.Function).where(m.Function.FUNC_ID == row.FUNC_ID))
+        functions.delete_function(s, row.FUNC_ID)
 
 
 def _assign(row: m.Function, func: t.Function) -> None:
@@ -121,28 +98,20 @@ def _assign(row: m.Function, func: t.Function) -> None:
     row.FUNC_TYPE = func.functionType or t.FunctionType.JAVA
 
 
-def _insert_resources(s: Session, function_id: int, uris: list[t.ResourceUri] | None) -> None:
+def _resources(uris: list[t.ResourceUri] | None) -> list[tuple[int, str | None]]:
+    """(type, uri) of each of URIS; InvalidObjectException for one without a type."""
+    out: list[tuple[int, str | None]] = []
     for i, resource in enumerate(uris or []):
         if resource is None or resource.resourceType not in t.ResourceType._VALUES_TO_NAMES:
             raise t.InvalidObjectException(
                 f"resource {i} of the function has no type (JAR, FILE or ARCHIVE)"
             )
-        s.add(
-            m.FunctionResource(
-                FUNC_ID=function_id,
-                INTEGER_IDX=i,
-                RESOURCE_TYPE=resource.resourceType,
-                RESOURCE_URI=resource.uri,
-            )
-        )
+        out.append((resource.resourceType, resource.uri))
+    return out
 
 
 def _function_struct(s: Session, row: m.Function, db: m.Database) -> t.Function:
-    resources = s.scalars(
-        select(m.FunctionResource)
-        .where(m.FunctionResource.FUNC_ID == row.FUNC_ID)
-        .order_by(m.FunctionResource.INTEGER_IDX)
-    )
+    resources = functions.resources(s, row.FUNC_ID)
     return t.Function(
         functionName=row.FUNC_NAME,
         dbName=db.NAME,

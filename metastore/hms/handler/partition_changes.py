@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -26,17 +25,27 @@ from metastore.hms.handler.base import altered_params, properties, received_para
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
 from metastore.stats import writes as statistics
+from metastore.stats.queries import PARTITION_LEVEL
 from metastore.store import lookup
 from metastore.store import models as m
+from metastore.store.databases import database_by_id
 from metastore.store.params import params as get_params
 from metastore.store.params import replace_params
-from metastore.store.partitions import delete_partition, find_partition, find_partitions
+from metastore.store.partitions import (
+    delete_partition,
+    find_partition,
+    find_partitions,
+    replace_key_values,
+)
 from metastore.store.storage import (
     Storage,
     column_types,
     delete_storages,
     insert_storages,
     load_storages,
+    location,
+    set_location,
+    storage_descriptor,
 )
 from metastore.store.transactions import on_commit, on_rollback
 
@@ -98,7 +107,7 @@ class PartitionChangeCalls(StatisticsWrites):
             storage = table_structs.storage_rows(part.sd)
             if not storage.sd.LOCATION and old is not None:
                 storage.sd.LOCATION = old.sd.LOCATION
-            table_cd = s.get(m.StorageDescriptor, table.SD_ID) if table.SD_ID else None
+            table_cd = storage_descriptor(s, table.SD_ID)
             candidates = [old.sd.CD_ID if old else None, table_cd.CD_ID if table_cd else None]
             (new_sd,) = insert_storages(s, [storage], reuse_cd_ids=candidates)
             old_sd, partition.SD_ID = partition.SD_ID, new_sd
@@ -113,17 +122,14 @@ class PartitionChangeCalls(StatisticsWrites):
         served = spark_stats.with_spark_statistics(stored, [], [])
         received = received_parameters(part.parameters, list(columns.items()), served)
         params = altered_params(received.parameters)
-        location = s.scalar(
-            select(m.StorageDescriptor.LOCATION).where(m.StorageDescriptor.SD_ID == partition.SD_ID)
-        )
+        folder = location(s, partition.SD_ID)
         if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
             context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}
-        fast_stats.on_alter(params, stored, location, context)
+        fast_stats.on_alter(params, stored, folder, context)
         replace_params(s, m.PartitionParam, partition.PART_ID, params)
         if received.statistics:  # column statistics in Spark's keys (Spark writes none)
             s.flush()
-            database = s.get(m.Database, table.DB_ID)
-            assert database is not None
+            database = database_by_id(s, table.DB_ID)
             desc = t.ColumnStatisticsDesc(
                 isTblLevel=False,
                 dbName=database.NAME,
@@ -143,13 +149,7 @@ class PartitionChangeCalls(StatisticsWrites):
             for c in old.columns
             if kept.get(c.COLUMN_NAME) != (c.TYPE_NAME or "").lower()
         ]
-        if changed:
-            s.execute(
-                delete(m.PartitionColumnStats).where(
-                    m.PartitionColumnStats.PART_ID == partition.PART_ID,
-                    m.PartitionColumnStats.COLUMN_NAME.in_(changed),
-                )
-            )
+        statistics.delete_statistics_of_columns(s, PARTITION_LEVEL, [partition.PART_ID], changed)
 
     def alter_partition(self, db_name: str, tbl_name: str, new_part: t.Partition) -> None:
         self.alter_partitions(db_name, tbl_name, [new_part])
@@ -222,23 +222,13 @@ class PartitionChangeCalls(StatisticsWrites):
             raise t.InvalidOperationException(
                 f"cannot rename {old_name} of {where}: partition {new_name} already exists"
             )
-        location = self._renamed_location(s, table, partition, old_name, new_name, new_part)
+        moved_to = self._renamed_location(s, table, partition, old_name, new_name, new_part)
         partition.PART_NAME = new_name
         statistics.rename_partition(s, partition.PART_ID, new_name)
-        s.execute(
-            delete(m.PartitionKeyValue).where(m.PartitionKeyValue.PART_ID == partition.PART_ID)
-        )
-        s.add_all(
-            m.PartitionKeyValue(PART_ID=partition.PART_ID, INTEGER_IDX=i, PART_KEY_VAL=v)
-            for i, v in enumerate(new_part.values)
-        )
+        replace_key_values(s, partition.PART_ID, new_part.values)
         self._replace_partition(s, table, partition, new_part, {})
-        if location is not None:
-            s.execute(
-                update(m.StorageDescriptor)
-                .where(m.StorageDescriptor.SD_ID == partition.SD_ID)
-                .values(LOCATION=location)
-            )
+        if moved_to is not None:
+            set_location(s, partition.SD_ID, moved_to)
 
     def _renamed_location(
         self,
@@ -252,8 +242,8 @@ class PartitionChangeCalls(StatisticsWrites):
         """The new location of a renamed partition whose folder colstats moved, else None."""
         if table.TBL_TYPE != table_structs.MANAGED_TABLE:
             return None
-        table_sd = s.get(m.StorageDescriptor, table.SD_ID) if table.SD_ID else None
-        part_sd = s.get(m.StorageDescriptor, partition.SD_ID) if partition.SD_ID else None
+        table_sd = storage_descriptor(s, table.SD_ID)
+        part_sd = storage_descriptor(s, partition.SD_ID)
         if table_sd is None or part_sd is None or not table_sd.LOCATION or not part_sd.LOCATION:
             return None
         default = warehouse.join(table_sd.LOCATION, old_name)

@@ -12,7 +12,6 @@ import functools
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -335,7 +334,7 @@ class PartitionCalls(ServiceBase):
     ) -> tuple[
         m.Database | partition_rows.StoredDatabase,
         m.Table | partition_rows.StoredTable,
-        Select[tuple[int]],
+        partition_rows.Selection,
     ]:
         """The database, the table and the selection of its partitions that PART_VALS
         (a partial specification) matches."""

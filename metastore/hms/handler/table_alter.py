@@ -15,7 +15,6 @@ text. Partition keys cannot change (only their comments), nor can a view become 
 
 from __future__ import annotations
 
-from sqlalchemy import String, delete, func, literal, select, update
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -29,6 +28,7 @@ from metastore.hms.structs import tables as table_structs
 from metastore.hms.structs import valid_name
 from metastore.stats import accurate as accurate_
 from metastore.stats import writes as statistics
+from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.params import replace_params
@@ -40,6 +40,11 @@ from metastore.store.storage import (
     delete_unused_column_lists,
     insert_storages,
     load_storages,
+    location,
+    move_partition_locations,
+    partition_column_lists,
+    set_column_list,
+    set_location,
 )
 from metastore.store.tables import find_table, locked_param, partition_keys
 from metastore.store.transactions import on_rollback
@@ -184,10 +189,7 @@ class _Alter:
             if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
                 context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}
             self.s.flush()
-            location = self.s.scalar(
-                select(m.StorageDescriptor.LOCATION).where(m.StorageDescriptor.SD_ID == row.SD_ID)
-            )
-            fast_stats.on_alter(params, None, location, context)
+            fast_stats.on_alter(params, None, location(self.s, row.SD_ID), context)
         replace_params(self.s, m.TableParam, row.TBL_ID, params)
         if received.statistics:  # Spark's ANALYZE ... FOR COLUMNS, kept in Hive's format
             self.s.flush()
@@ -282,60 +284,29 @@ class _Alter:
         if storage is not None:
             storage.sd.LOCATION = new_location
         else:
-            self.s.execute(
-                update(m.StorageDescriptor)
-                .where(m.StorageDescriptor.SD_ID == self.table.SD_ID)
-                .values(LOCATION=new_location)
-            )
-        partition_sds = select(m.Partition.SD_ID).where(m.Partition.TBL_ID == self.table.TBL_ID)
-        prefix = f"{old_location.rstrip('/')}/"
-        self.s.execute(
-            update(m.StorageDescriptor)
-            .where(
-                m.StorageDescriptor.SD_ID.in_(partition_sds),
-                func.substr(m.StorageDescriptor.LOCATION, 1, len(prefix)) == prefix,
-            )
-            .values(
-                LOCATION=literal(f"{new_location.rstrip('/')}/", String()).concat(
-                    func.substr(m.StorageDescriptor.LOCATION, len(prefix) + 1)
-                )
-            )
+            set_location(self.s, self.table.SD_ID, new_location)
+        move_partition_locations(
+            self.s,
+            self.table.TBL_ID,
+            f"{old_location.rstrip('/')}/",
+            f"{new_location.rstrip('/')}/",
         )
 
     def _cascade_columns(self, cd_id: int | None, columns: dict[str, str]) -> None:
         """CASCADE: the partitions take the table's new column list (COLUMNS, name -> type);
         each loses the statistics of the columns that this removes or retypes for it."""
-        partition_rows = self.s.execute(
-            select(m.Partition.PART_ID, m.StorageDescriptor.SD_ID, m.StorageDescriptor.CD_ID)
-            .join(m.StorageDescriptor, m.StorageDescriptor.SD_ID == m.Partition.SD_ID)
-            .where(m.Partition.TBL_ID == self.table.TBL_ID)
-        ).all()
+        partition_rows = partition_column_lists(self.s, self.table.TBL_ID)
         old_cds = {cd for _, _, cd in partition_rows}
         for old_cd in old_cds:
             old_columns = _types(columns_of(self.s, old_cd))
             changed = sorted(c for c, ty in old_columns.items() if columns.get(c) != ty)
             parts = [part for part, _, cd in partition_rows if cd == old_cd]
-            if changed and parts:
-                self.s.execute(
-                    delete(m.PartitionColumnStats).where(
-                        m.PartitionColumnStats.PART_ID.in_(parts),
-                        m.PartitionColumnStats.COLUMN_NAME.in_(changed),
-                    )
-                )
-        self.s.execute(
-            update(m.StorageDescriptor)
-            .where(m.StorageDescriptor.SD_ID.in_([sd for _, sd, _ in partition_rows]))
-            .values(CD_ID=cd_id)
-        )
+            statistics.delete_statistics_of_columns(self.s, PARTITION_LEVEL, parts, changed)
+        set_column_list(self.s, [sd for _, sd, _ in partition_rows], cd_id)
         delete_unused_column_lists(self.s, old_cds)
 
     def _delete_statistics(self, columns: list[str]) -> None:
-        self.s.execute(
-            delete(m.TableColumnStats).where(
-                m.TableColumnStats.TBL_ID == self.table.TBL_ID,
-                m.TableColumnStats.COLUMN_NAME.in_(columns),
-            )
-        )
+        statistics.delete_statistics_of_columns(self.s, TABLE_LEVEL, [self.table.TBL_ID], columns)
 
 
 def _types(columns: list[ColumnDef]) -> dict[str, str]:

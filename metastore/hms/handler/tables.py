@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -21,13 +20,21 @@ from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import properties, received_parameters
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
-from metastore.store import lookup, versions
+from metastore.store import lookup
 from metastore.store import models as m
+from metastore.store.databases import databases_of
 from metastore.store.params import insert_params
 from metastore.store.partition_filter import PartitionFilterError, parse_filter
 from metastore.store.partition_filter.table_sql import table_filter_condition
 from metastore.store.storage import insert_storages
-from metastore.store.tables import find_table, table_names
+from metastore.store.tables import (
+    add_table,
+    find_table,
+    table_names,
+    table_names_by_filter,
+    tables_named,
+    tables_with_comments,
+)
 
 
 class TableCalls(StatisticsWrites):
@@ -65,19 +72,7 @@ class TableCalls(StatisticsWrites):
         elif not storage.sd.LOCATION:
             storage.sd.LOCATION = warehouse.join(database.DB_LOCATION_URI, row.TBL_NAME)
         row.SD_ID = insert_storages(s, [storage])[0]
-        s.add(row)
-        s.flush()
-        versions.touch(s, row.TBL_ID)
-        s.add_all(
-            m.PartitionKey(
-                TBL_ID=row.TBL_ID,
-                PKEY_NAME=k.name,
-                PKEY_TYPE=k.type,
-                PKEY_COMMENT=k.comment,
-                INTEGER_IDX=i,
-            )
-            for i, k in enumerate(keys)
-        )
+        add_table(s, row, [(k.name, k.type, k.comment) for k in keys])
         received = received_parameters(
             tbl.parameters, [(c.COLUMN_NAME, c.TYPE_NAME or "") for c in storage.columns], {}
         )
@@ -119,12 +114,7 @@ class TableCalls(StatisticsWrites):
         except NotFound as e:
             raise t.UnknownDBException(e.message) from None
         wanted = sorted({names.identifier(n) for n in table_names if n})
-        tables = s.scalars(
-            select(m.Table)
-            .where(m.Table.DB_ID == database.DB_ID, m.Table.TBL_NAME.in_(wanted))
-            .order_by(m.Table.TBL_NAME)
-        ).all()
-        return self.answers.tables(s, database, tables)
+        return self.answers.tables(s, database, tables_named(s, database.DB_ID, wanted))
 
     @call(write=False)
     def get_table_objects_by_name(
@@ -188,14 +178,8 @@ class TableCalls(StatisticsWrites):
             )
         except PartitionFilterError as e:
             raise t.InvalidOperationException(str(e)) from None
-        query = (
-            select(m.Table.TBL_NAME)
-            .where(m.Table.DB_ID == database.DB_ID, condition)
-            .order_by(m.Table.TBL_NAME)
-        )
-        if max_tables is not None and max_tables >= 0:
-            query = query.limit(max_tables)
-        return list(s.scalars(query))
+        limit = max_tables if max_tables is not None and max_tables >= 0 else None
+        return table_names_by_filter(s, database.DB_ID, condition, limit)
 
     @call(write=False)
     def get_table_meta(
@@ -206,23 +190,10 @@ class TableCalls(StatisticsWrites):
         tbl_types: list[str] | None,
     ) -> list[t.TableMeta]:
         catalog, db_pattern = names.split_catalog(db_patterns)
-        databases = {
-            d.NAME: d for d in s.scalars(select(m.Database).where(m.Database.CTLG_NAME == catalog))
-        }
+        databases = {d.NAME: d for d in databases_of(s, catalog)}
         wanted = set(name_patterns.filter_names(sorted(databases), db_pattern))
-        query = (
-            select(m.Table, m.TableParam.PARAM_VALUE)
-            .outerjoin(
-                m.TableParam,
-                (m.TableParam.TBL_ID == m.Table.TBL_ID) & (m.TableParam.PARAM_KEY == "comment"),
-            )
-            .where(m.Table.DB_ID.in_([databases[n].DB_ID for n in wanted]))
-            .order_by(m.Table.TBL_NAME)
-        )
-        if tbl_types:
-            query = query.where(m.Table.TBL_TYPE.in_(tbl_types))
         by_id = {d.DB_ID: d for d in databases.values()}
-        rows = s.execute(query).all()
+        rows = tables_with_comments(s, [databases[n].DB_ID for n in wanted], tbl_types)
         matching = set(name_patterns.filter_names({r[0].TBL_NAME for r in rows}, tbl_patterns))
         return [
             t.TableMeta(

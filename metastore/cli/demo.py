@@ -6,6 +6,10 @@ partitioned sample table of shop orders (metastore.sample_data), runs the statis
 it with a local Spark, and prints `describe` for the table and a few columns; then it stops
 the server and removes the folder. With --uri it uses that metastore instead of starting
 one (the compose stack's job service does so). A line per stage shows the progress.
+
+Its output is those lines and the tables, nothing else: the logs of Spark, of the job and of
+the embedded server go to a file in the temporary folder of the system, which the first line
+names and which is kept; an error is one line on stderr that names it too.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -67,29 +72,80 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from metastore.cli.errors import EXIT_USAGE, CliError
+    from metastore.cli.errors import EXIT_USAGE, CliError, explain
 
     if args.rows < 7:
         raise CliError(f"--rows must be at least 7 (one order a day), not {args.rows}", EXIT_USAGE)
-    # The job's and Spark's own INFO lines would bury the stages.
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    remote_uri = args.uri or os.environ.get("METASTORE_URI")
+    handle, name = tempfile.mkstemp(prefix="colstats-demo-", suffix=".log")
+    os.close(handle)
+    log = Path(name)
+    logged = "Spark and the statistics job" if remote_uri else "Spark, the job and the metastore"
+    print(f"logs of {logged}: {log}", flush=True)
     progress = Progress()
-    with tempfile.TemporaryDirectory(prefix="colstats-demo-") as tmp:
-        work = Path(tmp)
-        data = Path(args.data) if args.data else work / "orders"
-        if args.uri or os.environ.get("METASTORE_URI"):
-            connection = remote.connection(args)
-            progress.next(f"using the metastore at {connection.uri}")
-            answer = remote.check(connection)
-            progress.note(f"it answers, {len(answer.databases)} database(s)")
-            _demo(connection, data, args, progress)
-        else:
-            progress.next("starting a metastore on a new SQLite database")
-            with _local_server(work, progress) as uri:
-                _demo(Connection.of(uri), data, args, progress)
-            progress.note("metastore stopped, temporary files removed")
+    try:
+        with _output_to(log), tempfile.TemporaryDirectory(prefix="colstats-demo-") as tmp:
+            work = Path(tmp)
+            data = Path(args.data) if args.data else work / "orders"
+            if remote_uri:
+                connection = remote.connection(args)
+                progress.next(f"using the metastore at {connection.uri}")
+                answer = remote.check(connection)
+                progress.note(f"it answers, {len(answer.databases)} database(s)")
+                _demo(connection, data, args, progress, log)
+            else:
+                progress.next("starting a metastore on a new SQLite database")
+                with _local_server(work, progress) as uri:
+                    _demo(Connection.of(uri), data, args, progress, log)
+                progress.note("metastore stopped, temporary files removed")
+    except Exception as e:
+        if args.traceback:
+            raise
+        code, message = explain(e)
+        raise CliError(f"{message}; logs in {log}", code) from e
     print(f"done in {time.monotonic() - progress.started:.1f} s")
     return 0
+
+
+@contextmanager
+def _output_to(log: Path) -> Iterator[None]:
+    """While the demo runs, what is not its own lines goes to the file LOG: the records of
+    Python's logging (the job's and the embedded server's, and the trace of a failure) and
+    whatever is written to this process's stderr (Python's warnings); Spark's JVM writes
+    there too (see _demo). Logging keeps writing to LOG afterwards."""
+    handler = logging.FileHandler(log, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.getLogger("py4j").setLevel(logging.WARNING)  # a line per call to the JVM
+    with _written_to(log, 2):
+        try:
+            yield
+        except BaseException:
+            logging.getLogger("metastore.demo").exception("the demo stopped")
+            raise
+
+
+@contextmanager
+def _written_to(log: Path, *fds: int) -> Iterator[None]:
+    """What is written to the file descriptors FDS (1 stdout, 2 stderr) in this block goes
+    to LOG, also by the processes started in it, which keep LOG as theirs."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(fd) for fd in fds]
+    target = os.open(log, os.O_WRONLY | os.O_APPEND)
+    for fd in fds:
+        os.dup2(target, fd)
+    os.close(target)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        for fd, original in zip(fds, saved, strict=True):
+            os.dup2(original, fd)
+            os.close(original)
 
 
 @contextmanager
@@ -120,7 +176,9 @@ def _local_server(work: Path, progress: Progress) -> Iterator[str]:
         engine.dispose()
 
 
-def _demo(connection: Connection, data: Path, args: argparse.Namespace, progress: Progress) -> None:
+def _demo(
+    connection: Connection, data: Path, args: argparse.Namespace, progress: Progress, log: Path
+) -> None:
     from metastore import sample_data
     from metastore.job import analyze
     from metastore.job.options import AnalyzeOptions
@@ -140,17 +198,21 @@ def _demo(connection: Connection, data: Path, args: argparse.Namespace, progress
         tls=connection.tls,
     )
     progress.next("starting Spark (local)")
-    spark = analyze.spark_session()
-    spark.sparkContext.setLogLevel("ERROR")
-    progress.note(f"Spark {spark.version}")
-    uri = connection.uri
-    progress.next(f"computing the statistics of {args.table} and writing them to {uri}")
-    result = analyze.run(spark, options)
-    progress.note(
-        f"{len(result.plan.columns)} columns, {result.partitions} partitions analyzed in "
-        f"{result.seconds:.1f} s"
-    )
-    spark.stop()
+    # The JVM writes its log and its own warnings to the stdout and stderr it inherits, and
+    # so do the Python workers it starts; Spark's bar of a job's tasks would be drawn there.
+    with _written_to(log, 1, 2):
+        spark = analyze.spark_session(conf=(("spark.ui.showConsoleProgress", "false"),))
+    try:
+        progress.note(f"Spark {spark.version}")
+        uri = connection.uri
+        progress.next(f"computing the statistics of {args.table} and writing them to {uri}")
+        result = analyze.run(spark, options)
+        progress.note(
+            f"{len(result.plan.columns)} columns, {result.partitions} partitions analyzed in "
+            f"{result.seconds:.1f} s"
+        )
+    finally:
+        spark.stop()
     progress.next(f"reading them back: metastore describe {args.table} [COLUMN] --uri {uri}")
     db_name, _, table_name = args.table.partition(".")
     client, _ = remote.connect(connection)

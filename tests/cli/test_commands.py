@@ -131,16 +131,27 @@ def test_ls_lists_databases_tables_and_partitions(server: RunningServer, listed:
     assert done.returncode == EXIT_USAGE
 
 
-def test_every_command_with_uri_reads_metastore_uri(server: RunningServer, listed: str) -> None:
+def test_every_command_with_uri_reads_metastore_uri(
+    server: RunningServer, listed: str, tmp_path: Path
+) -> None:
     closed = _closed_port()
-    env = {"METASTORE_URI": f"thrift://127.0.0.1:{closed}"}
+    env = {"METASTORE_URI": f"thrift://127.0.0.1:{closed}", "TMPDIR": str(tmp_path)}
     for argv in (["ping"], ["ls"], ["describe", f"{listed}.events"], ["analyze", "a.b"]):
         done = metastore(*argv, env=env)
         assert done.returncode == EXIT_FAILED, argv
         assert f"cannot reach the metastore at thrift://127.0.0.1:{closed}" in done.stderr, argv
     done = metastore("demo", env=env)
     assert done.returncode == EXIT_FAILED
-    assert done.stdout.startswith(f"[1/5] using the metastore at thrift://127.0.0.1:{closed}")
+    (log,) = tmp_path.glob("colstats-demo-*.log")  # named in its first line and its error
+    assert done.stdout == (
+        f"logs of Spark and the statistics job: {log}\n"
+        f"[1/5] using the metastore at thrift://127.0.0.1:{closed}\n"
+    )
+    assert done.stderr.startswith(
+        f"metastore demo: error: cannot reach the metastore at thrift://127.0.0.1:{closed}"
+    )
+    assert done.stderr.endswith(f"; logs in {log}\n") and done.stderr.count("\n") == 1
+    assert "Traceback" in log.read_text()
     env = {"METASTORE_URI": f"thrift://127.0.0.1:{server.port}"}
     done = metastore("describe", f"{listed}.events", env=env)
     assert done.returncode == EXIT_OK, done.stderr

@@ -118,11 +118,16 @@ def test_a_refused_read_is_the_metastores_words(
     handler.refused = {refused}
     sample_data.write_orders(tmp_path / "orders", rows=70)
     args = [a.format(data=tmp_path / "orders") for a in argv]
-    done = metastore(*args, "--uri", f"thrift://127.0.0.1:{port}", timeout=120)
-    assert done.returncode == EXIT_FAILED, done.stderr
-    assert (
-        done.stderr == f"metastore {argv[0]}: error: the metastore refused: {refused}: {REASON}\n"
+    logs = tmp_path / "tmp"
+    logs.mkdir()
+    done = metastore(
+        *args, "--uri", f"thrift://127.0.0.1:{port}", env={"TMPDIR": str(logs)}, timeout=120
     )
+    assert done.returncode == EXIT_FAILED, done.stderr
+    line = f"metastore {argv[0]}: error: the metastore refused: {refused}: {REASON}"
+    if argv[0] == "demo":
+        line += f"; logs in {next(logs.glob('colstats-demo-*.log'))}"
+    assert done.stderr == f"{line}\n"
 
 
 # ------------------------------------------------------------------------------------------
@@ -225,11 +230,11 @@ def test_the_demo_refused(guarded: RunningServer, tmp_path: Path) -> None:
     done = metastore(
         "demo", "--uri", f"thrift://127.0.0.1:{guarded.port}", "--rows", "700",
         "--table", "demo.orders", "--data", str(tmp_path / "orders"),
-        env={"HADOOP_USER_NAME": "bob"},
+        env={"HADOOP_USER_NAME": "bob", "TMPDIR": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == EXIT_FAILED, done.stderr
-    assert done.stderr.splitlines()[-1] == (
+    (log,) = tmp_path.glob("colstats-demo-*.log")
+    assert done.stderr == (
         "metastore demo: error: the metastore refused: bob lacks the write right that "
-        f"create_database needs {WRITERS}; {NOTHING}"
+        f"create_database needs {WRITERS}; {NOTHING}; logs in {log}\n"
     )
-    assert "Traceback" not in done.stderr

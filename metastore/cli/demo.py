@@ -80,7 +80,11 @@ def run(args: argparse.Namespace) -> int:
     handle, name = tempfile.mkstemp(prefix="colstats-demo-", suffix=".log")
     os.close(handle)
     log = Path(name)
-    logged = "Spark and the statistics job" if remote_uri else "Spark, the job and the metastore"
+    logged = (
+        "Spark and the statistics job"
+        if remote_uri
+        else "Spark, the statistics job and the embedded metastore"
+    )
     print(f"logs of {logged}: {log}", flush=True)
     progress = Progress()
     try:

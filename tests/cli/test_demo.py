@@ -16,7 +16,7 @@ pytestmark = pytest.mark.spark
 
 # The demo's output; <name> stands for what changes from run to run (see PATTERNS).
 EXPECTED = """\
-logs of Spark, the job and the metastore: <tmp>/colstats-demo-<id>.log
+logs of Spark, the statistics job and the embedded metastore: <tmp>/colstats-demo-<id>.log
 [1/5] starting a metastore on a new SQLite database
       listening on thrift://127.0.0.1:<port>, database sqlite:///<tmp>/colstats-demo-<id>/metastore.db (<s> s)
 [2/5] writing a sample table of 20000 orders to <tmp>/colstats-demo-<id>/orders
@@ -160,7 +160,7 @@ def test_the_output_is_a_line_per_stage_and_the_tables(demo: Run) -> None:
 
 def test_the_logs_are_in_the_file_it_names_which_alone_is_left(demo: Run) -> None:
     first = demo.done.stdout.splitlines()[0]
-    log = Path(first.removeprefix("logs of Spark, the job and the metastore: "))
+    log = Path(first.removeprefix("logs of Spark, the statistics job and the embedded metastore: "))
     assert [p.name for p in demo.tmp.iterdir()] == [log.name]
     text = log.read_text()
     assert "Using Spark's default log4j profile" in text  # Spark's JVM

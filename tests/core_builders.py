@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+import pytest
 import sqlalchemy as sa
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -260,3 +261,8 @@ def statement_count(trace: DriverStatements) -> int:
         if not sql.lstrip().upper().startswith(_CONTROL)
     ]
     return sum(1 for i, shape in enumerate(shapes) if i == 0 or shapes[i - 1] != shape)
+
+
+def raises(error: type[BaseException], message: str) -> Any:
+    """pytest.raises of ERROR whose message is exactly MESSAGE."""
+    return pytest.raises(error, match=f"^{re.escape(message)}$")

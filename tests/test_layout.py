@@ -1,6 +1,6 @@
 """The architecture holds: the handler answers every call of the IDL, the core imports nothing
 generated from it, the job loads no database layer, the server loads no Spark, PyArrow or
-NumPy, modules stay small and the README's layout names each of them, the wheel carries the
+NumPy, modules stay small and the docs' layout table names each of them, the wheel carries the
 migrations."""
 
 from __future__ import annotations
@@ -115,15 +115,19 @@ def test_the_flight_door_imports_nothing_of_the_thrift_door() -> None:
     assert [name for name in out if name.split(".")[0] in thrift or name.startswith(thrift)] == []
 
 
+LAYOUT_PAGE = ROOT / "docs" / "contributing" / "architecture.md"
+
+
 def _layout_rows() -> list[str]:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+    page = LAYOUT_PAGE.read_text(encoding="utf-8")
+    section = page.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
     return [line for line in section.splitlines() if line.startswith("| `")]
 
 
-def test_the_readme_layout_names_every_module() -> None:
-    """Each module is in README.md's layout table: by its path, or by its name in the row of
-    its package (`metastore/hms/`) that also names its sub-folders (`handler/`)."""
+def test_the_docs_layout_names_every_module() -> None:
+    """Each module is in the layout table of docs/contributing/architecture.md: by its path,
+    or by its name in the row of its package (`metastore/hms/`) that also names its
+    sub-folders (`handler/`)."""
     rows = _layout_rows()
     unnamed = []
     for path in sorted((ROOT / "metastore").rglob("*.py")):
@@ -139,7 +143,7 @@ def test_the_readme_layout_names_every_module() -> None:
             for row in rows
         ):
             unnamed.append("/".join(parts))
-    assert unnamed == [], "name these modules in README.md's layout table"
+    assert unnamed == [], "name these modules in docs/contributing/architecture.md's layout table"
 
 
 def _free_port() -> int:

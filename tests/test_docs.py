@@ -33,6 +33,7 @@ it, except with CI=true, where it fails. About 2 minutes on 2 cores.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import os
 import re
@@ -53,6 +54,7 @@ from java_tools import unavailable
 from pki import Pki
 
 from metastore import config
+from metastore.cli import build_parser
 from metastore.sample_data import write_orders
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -302,6 +304,18 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path: Path) -> None:
     assert built.returncode == 0, built.stderr
     assert "WARNING" not in built.stderr, built.stderr
     assert (tmp_path / "site" / "contributing" / "benchmarks" / "index.html").exists()
+
+
+def test_the_configuration_page_names_every_flag_of_serve() -> None:
+    """The settings table of docs/operating/configuration.md has a row for each of
+    `metastore serve`'s flags, and names none it does not have."""
+    parser = build_parser()
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    flags = {o for a in commands.choices["serve"]._actions for o in a.option_strings}
+    page = (ROOT / "docs" / "operating" / "configuration.md").read_text(encoding="utf-8")
+    first_cells = [line.split(" | ")[0] for line in page.splitlines() if line.startswith("| `--")]
+    documented = set(re.findall(r"`(--[\w-]+)", "\n".join(first_cells)))
+    assert documented == flags - {"-h", "--help"}
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.lang in SETTINGS], ids=lambda b: b.key)

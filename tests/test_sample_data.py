@@ -1,5 +1,5 @@
 """The demo's sample table: Hive-style partition folders of Parquet files, every kind of
-column the job writes statistics for, NULLs where the README's demo shows them, the same
+column the job writes statistics for, NULLs where the demo shows them, the same
 files from the same seed."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`metastore analyze` as a user runs it, checked from outside: every check that needs no
-scan answered before Spark starts, in one line and with the README's exit code, leaving the
+scan answered before Spark starts, in one line and with the exit code docs/cli.md gives, leaving the
 metastore and the data as they were; tables registered with the storage of their format,
 which a real Spark (Hive support, on colstats) then reads; tables registered earlier
 without one repaired; --spark-table on the metastore the job writes to."""

@@ -388,7 +388,7 @@ def test_the_server_leaves_object_storage_alone(
     client: Any, s3: S3Server, tmp_path: Path, db_name: str
 ) -> None:
     """No fast statistics from files on object storage, and a drop with deleteData leaves
-    the objects (the README says so): the server has no credentials of its own for them."""
+    the objects (docs/engines/index.md): the server has no credentials of its own for them."""
     location = upload(s3, _one_file(tmp_path), f"kept-{uuid.uuid4().hex[:8]}")
     register(client, db_name, "kept", location, SMALL)
     stored = client.get_partition(db_name, "kept", ["2024-01-01"])

@@ -228,7 +228,7 @@ def _fields(schema: list[t.FieldSchema]) -> Columns:
 
 def _filled_parameters(parameters: dict[str, str]) -> dict[str, str]:
     """PARAMETERS of a table or partition without the ones the server derives from the
-    statistics for Spark (spark.sql.statistics.*, see README)."""
+    statistics for Spark (spark.sql.statistics.*, see docs/engines/spark.md)."""
     return {k: v for k, v in parameters.items() if not k.startswith(SPARK_PREFIX)}
 
 

@@ -249,11 +249,27 @@ _CONTROL = ("BEGIN", "COMMIT", "ROLLBACK")
 
 
 def statement_count(trace: DriverStatements) -> int:
-    """The statements sent so far on TRACE's engine besides BEGIN, COMMIT and ROLLBACK: on
-    PostgreSQL each execution; on SQLite, whose trace shows each row of an executemany as a
-    statement of its own, each run of a statement (consecutive runs of one statement with
-    other values count once: an executemany is one statement)."""
-    if trace.engine.dialect.name != "sqlite":
+    """The statements sent so far on TRACE's engine besides BEGIN, COMMIT and ROLLBACK, an
+    executemany counting once (one statement run over many rows): on PostgreSQL through
+    psycopg 3 the round trips (each simple query, and each Sync of the extended protocol,
+    which ends an execution or the executions of an executemany); on SQLite, whose trace
+    shows each row of an executemany as a statement of its own, each run of a statement
+    (consecutive runs of one statement with other values count once)."""
+    engine = trace.engine
+    if engine.dialect.name == "postgresql" and engine.dialect.driver == "psycopg":
+        lines = [
+            line
+            for path in trace._traces  # the libpq traces DriverStatements keeps
+            for line in path.read_text().splitlines()
+            if line.startswith("F")
+        ]
+        return sum(
+            1
+            for line in lines
+            if line.endswith("\tSync")
+            or ("\tQuery\t" in line and not any(f'"{word}' in line for word in _CONTROL))
+        )
+    if engine.dialect.name != "sqlite":
         return trace.selects()
     shapes = [
         _LITERAL.sub("?", sql)

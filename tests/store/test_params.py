@@ -37,7 +37,7 @@ def store(migrated_url: str) -> Iterator[sa.Engine]:
 
 
 def test_each_table_of_parameters_has_its_owner_column() -> None:
-    owners = {
+    owners: dict[params.ParamModel, str] = {
         m.DatabaseParam: "DB_ID",
         m.TableParam: "TBL_ID",
         m.PartitionParam: "PART_ID",
@@ -63,7 +63,7 @@ def _owners(s: Session) -> dict[Any, list[int]]:
         m.TableParam: [t.tbl_id for t in tables],
         m.PartitionParam: [p.part_id for p in parts],
         m.StorageDescriptorParam: [sd for sd in sds if sd is not None],
-        m.SerDeParam: list(serdes),
+        m.SerDeParam: [serde for serde in serdes if serde is not None],
     }
 
 

@@ -282,3 +282,28 @@ def statement_count(trace: DriverStatements) -> int:
 def raises(error: type[BaseException], message: str) -> Any:
     """pytest.raises of ERROR whose message is exactly MESSAGE."""
     return pytest.raises(error, match=f"^{re.escape(message)}$")
+
+
+# Partition names whose byte order (HMS's, Java's String order for these) differs from a
+# language's collation: upper case before lower case, ASCII before accented letters.
+NAMES_IN_BYTE_ORDER = ["B", "Z", "_x", "a", "b", "z", "é"]
+
+
+def collate_partition_names_as_a_language(s: Session) -> None:
+    """On PostgreSQL, make PARTITIONS.PART_NAME compare in English's collation (ICU's) for
+    the rest of the transaction of S, as in a database created with such a default: a sort
+    in byte order must then ask for it. Nothing on SQLite, which compares bytes."""
+    if s.get_bind().dialect.name == "postgresql":
+        s.execute(
+            sa.text(
+                'ALTER TABLE "PARTITIONS" ALTER COLUMN "PART_NAME" '
+                'TYPE VARCHAR(767) COLLATE "en-US-x-icu"'
+            )
+        )
+        ordered = s.execute(
+            sa.text(
+                'SELECT v FROM unnest(CAST(:names AS TEXT[])) v ORDER BY v COLLATE "en-US-x-icu"'
+            ),
+            {"names": "{" + ",".join(f'"{n}"' for n in NAMES_IN_BYTE_ORDER) + "}"},
+        ).scalars()
+        assert list(ordered) != NAMES_IN_BYTE_ORDER  # the collation does differ

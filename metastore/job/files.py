@@ -110,6 +110,10 @@ class NotFound(JobError):
     """A location that does not exist: no such folder or file, or no such bucket."""
 
 
+class NotAFolder(JobError):
+    """A location that is a file where the folder of a table's files is wanted."""
+
+
 @dataclasses.dataclass
 class Listing:
     """The data files under a base folder, by partition folder."""
@@ -123,36 +127,28 @@ class Listing:
     folders: dict[str, str] = dataclasses.field(default_factory=dict)
     """Partition name -> its folder, as a location the metastore keeps (listed partitions)."""
 
+    def add(self, name: str, values: list[str | None], path: str, size: int, folder: str) -> None:
+        """The data file PATH of SIZE bytes, of the partition NAME (of VALUES) in FOLDER."""
+        self.files.setdefault(name, []).append((path, size))
+        self.values.setdefault(name, values)
+        self.folders.setdefault(name, folder)
+
 
 def list_files(location: str) -> Listing:
-    """The data files under LOCATION and the Hive-style partition folders they sit in."""
-    fs, root = filesystem(location)
-    prefix = uri_prefix(location)
-    with listing_errors(location):
-        info = fs.get_file_info(root)
-        if info.type == pafs.FileType.NotFound:
-            raise NotFound(f"{location} does not exist{object_storage.why_missing(fs, root)}")
-        if info.type == pafs.FileType.File:
-            return Listing([], {"": [(prefix + root, info.size)]}, {"": []})
-        # One listing of every file below (paged, a thousand objects a page on S3), not a
-        # call per folder.
-        entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    """The data files under the folder LOCATION and the Hive-style partition folders they
+    sit in; NotFound when it does not exist, NotAFolder when it is a file."""
+    prefix, root, entries = _data_files_below(location)
     keys: list[str] | None = None
     listing = Listing([], {}, {})
-    for entry in sorted(entries, key=lambda e: e.path):
-        if entry.type != pafs.FileType.File:
-            continue
-        relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
-        if any(hidden(part) for part in relative):
-            continue
-        folders = relative[:-1]
-        pairs = [folder.split("=", 1) for folder in folders]
-        if any(len(pair) != 2 or not pair[0] for pair in pairs):
+    for entry in entries:
+        folders = entry.path[len(root.rstrip("/")) + 1 :].split("/")[:-1]
+        pairs = _key_values(folders)
+        if pairs is None:
             raise JobError(
                 f"{entry.path} is in a folder that is not a partition folder (key=value) "
                 f"under {location}"
             )
-        file_keys = [names.unescape_path_name(k) for k, _ in pairs]
+        file_keys = [k for k, _ in pairs]
         if keys is None:
             keys = file_keys
         elif [k.lower() for k in file_keys] != [k.lower() for k in keys]:
@@ -160,15 +156,65 @@ def list_files(location: str) -> Listing:
                 f"the partition folders under {location} disagree: {'/'.join(keys) or 'none'} "
                 f"and {'/'.join(file_keys) or 'none'} (at {entry.path})"
             )
-        values = [_folder_value(v) for _, v in pairs]
+        values = [v for _, v in pairs]
         name = names.make_partition_name([k.lower() for k in keys], values) if keys else ""
-        listing.files.setdefault(name, []).append((prefix + entry.path, entry.size))
-        listing.values.setdefault(name, values)
-        if name not in listing.folders:
-            folder = "/".join([root.rstrip("/"), *folders])
-            listing.folders[name] = location_of(prefix + folder)
+        folder = location_of(prefix + "/".join([root.rstrip("/"), *folders]))
+        listing.add(name, values, prefix + entry.path, entry.size, folder)
     listing.keys = keys or []
     return listing
+
+
+def list_partition_folders(location: str, keys: Sequence[str]) -> Listing:
+    """The data files under the folder LOCATION that sit in partition folders of KEYS
+    (key=value, one level a key, in order), as list_files finds them. Files anywhere else
+    are left out, such as those of partitions registered in folders of other names; nothing
+    when LOCATION does not exist."""
+    wanted = [k.lower() for k in keys]
+    listing = Listing(list(keys), {}, {})
+    try:
+        prefix, root, entries = _data_files_below(location)
+    except NotFound:
+        return listing
+    for entry in entries:
+        folders = entry.path[len(root.rstrip("/")) + 1 :].split("/")[:-1]
+        pairs = _key_values(folders)
+        if pairs is None or [k.lower() for k, _ in pairs] != wanted:
+            continue
+        values = [v for _, v in pairs]
+        folder = location_of(prefix + "/".join([root.rstrip("/"), *folders]))
+        name = names.make_partition_name(wanted, values)
+        listing.add(name, values, prefix + entry.path, entry.size, folder)
+    return listing
+
+
+def _data_files_below(location: str) -> tuple[str, str, list[pafs.FileInfo]]:
+    """What to put before a listed path to open it (uri_prefix), the folder LOCATION as its
+    file system names it, and the data files below it (not hidden) in path order, from one
+    listing of every file below (paged, a thousand objects a page on S3), not a call per
+    folder."""
+    fs, root = filesystem(location)
+    with listing_errors(location):
+        info = fs.get_file_info(root)
+        if info.type == pafs.FileType.NotFound:
+            raise NotFound(f"{location} does not exist{object_storage.why_missing(fs, root)}")
+        if info.type == pafs.FileType.File:
+            raise NotAFolder(f"{location} is a file, not a folder")
+        entries = fs.get_file_info(pafs.FileSelector(root, recursive=True))
+    data = []
+    for entry in sorted(entries, key=lambda e: e.path):
+        relative = entry.path[len(root.rstrip("/")) + 1 :].split("/")
+        if entry.type == pafs.FileType.File and not any(hidden(part) for part in relative):
+            data.append(entry)
+    return uri_prefix(location), root, data
+
+
+def _key_values(folders: Sequence[str]) -> list[tuple[str, str | None]] | None:
+    """The partition keys and values of the nested FOLDERS (key=value each, escaped as in
+    partition names), or None when one of them is not a partition folder."""
+    pairs = [folder.split("=", 1) for folder in folders]
+    if any(len(pair) != 2 or not pair[0] for pair in pairs):
+        return None
+    return [(names.unescape_path_name(k), _folder_value(v)) for k, v in pairs]
 
 
 def location_of(path: str) -> str:

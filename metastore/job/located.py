@@ -15,20 +15,23 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.job.client import MetastoreClient
 from metastore.job.ddl import parse_schema
-from metastore.job.errors import OptionsError
+from metastore.job.errors import JobError, OptionsError
 from metastore.job.files import (
     Listing,
+    NotAFolder,
     NotFound,
     ReadSpec,
     data_files,
     file_schema,
     hive_type_of,
     list_files,
+    list_partition_folders,
     location_of,
     sniff,
 )
@@ -61,8 +64,13 @@ def from_path(options: AnalyzeOptions) -> FileSource:
         listing = list_files(options.path)
     except NotFound as e:  # what --path names is not there
         raise OptionsError(str(e)) from None
+    except NotAFolder:
+        raise OptionsError(
+            f"--path {options.path} is a file; give the folder that holds the table's files "
+            "(and its partition folders)"
+        ) from None
     fmt = options.file_format
-    sample = next((path for files in listing.files.values() for path, size in files if size), None)
+    sample = first_data_file(listing)
     if sample is None:
         count = sum(len(files) for files in listing.files.values())
         raise OptionsError(
@@ -113,11 +121,34 @@ def check_format(path: str, fmt: str) -> None:
     )
 
 
+def check_first_file(source: FileSource, table: str) -> None:
+    """A JobError when the first data file of TABLE, registered as Parquet or ORC, is not
+    of that format by its first bytes: the scan would fail on it once Spark runs. (Text
+    formats are left to the scan: a text file of another encoding is no error.)"""
+    fmt = source.spec.format
+    if fmt not in ("parquet", "orc"):
+        return
+    sample = first_data_file(source.listing)
+    if sample is None:
+        return
+    found = sniff(sample)
+    if found != fmt:
+        raise JobError(
+            f"{sample} is not {fmt}, as {table} is registered: it looks like "
+            f"{_LOOKS_LIKE[found]} (replace it or move it out of the table's folder)"
+        )
+
+
+def first_data_file(listing: Listing) -> str | None:
+    """The first file of LISTING that is not empty."""
+    return next((path for files in listing.files.values() for path, size in files if size), None)
+
+
 def guess_format(location: str) -> str:
     """The format of the files at LOCATION, for a table registered without one: Parquet and
     ORC are known by their first bytes; whether text is csv or json only the user can say."""
     listing = list_files(location)
-    sample = next((path for files in listing.files.values() for path, size in files if size), None)
+    sample = first_data_file(listing)
     if sample is None:
         raise OptionsError(
             f"the table has no storage format in the metastore and no data at {location} to "
@@ -172,6 +203,22 @@ def list_partitions(client: MetastoreClient, source: FileSource, chosen: list[st
             own = part.sd.location if part.sd is not None and part.sd.location else None
             listing.files[name] = data_files(own or f"{base}/{name}")
             listing.values[name] = [key_value(v) for v in part.values]
+
+
+def new_partitions(source: FileSource, registered: Collection[str]) -> Listing:
+    """The partition folders under the table's location that hold data files and are not
+    among the REGISTERED partition names, with their files: those --incremental registers.
+    Folders of other names (a registered partition's own, say) are left out."""
+    found = list_partition_folders(source.location, [k.name for k in source.keys])
+    drop_partitions(found, set(registered))
+    return found
+
+
+def add_partitions(listing: Listing, added: Listing) -> None:
+    """Put the partitions of ADDED (their files, values and folders) into LISTING."""
+    listing.files.update(added.files)
+    listing.values.update(added.values)
+    listing.folders.update(added.folders)
 
 
 def drop_partitions(listing: Listing, dropped: set[str]) -> None:

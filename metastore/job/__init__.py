@@ -19,6 +19,8 @@ client only: nothing here imports the server's database layer (SQLAlchemy, Alemb
 * :mod:`metastore.job.storage` - the storage descriptor registered for each format;
 * :mod:`metastore.job.writer` - registering tables and partitions, writing statistics in
   units that are undone when they fail;
+* :mod:`metastore.job.table_level` - the table level of a run that read some partitions
+  only (--incremental, --partition), merged from every partition's statistics and sketches;
 * :mod:`metastore.job.interrupts` - Ctrl-C and SIGTERM during a run;
 * :mod:`metastore.job.client` - the Thrift client: failover across URIs, retries, set_ugi,
   the metastore's answers as the job's exceptions (:mod:`metastore.job.errors`);

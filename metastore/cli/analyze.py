@@ -152,8 +152,9 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Check everything that needs no scan, then start Spark, scan and write; Ctrl-C and
-    SIGTERM stop it at any moment (metastore.job.interrupts)."""
+    """Check everything that needs no scan, then start Spark (unless there is nothing to
+    read), scan and write; Ctrl-C and SIGTERM stop it at any moment
+    (metastore.job.interrupts)."""
     from metastore.cli import configure_logging
     from metastore.job import analyze, interrupts
     from metastore.job.errors import Interrupted, JobError
@@ -173,6 +174,9 @@ def run(args: argparse.Namespace) -> int:
     interrupts.install()
     try:
         prepared = prepare(job_options)
+        if prepared.nothing_new is not None:  # Spark would read nothing
+            print(prepared.nothing_new)
+            return 0
         spark = interrupts.off_main_thread(
             lambda: analyze.spark_session(
                 job_options.uri,

@@ -19,9 +19,11 @@ grow with the number of partitions. The data is read once, after every check tha
 scan (metastore.job.prepare), and nothing is registered before the scan has succeeded; each
 batch of partitions is written as a unit, the table level last (metastore.job.writer).
 
-With incremental runs only partitions without statistics (and those named) are scanned; the
-table level is then the metastore's merge of the stored partition statistics and sketches
-(get_aggr_stats_for), so old partitions are never read again.
+With incremental runs only partitions without statistics (and those named) are scanned,
+among them the partition folders under a registered table's location that are not
+registered yet; when there is none, Spark is not started. The table level is then merged
+from the stored partition statistics and sketches (metastore.job.table_level), so old
+partitions are never read again.
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ from metastore.job.source import (
     spark_catalog_storage,
 )
 from metastore.job.storage import storage_descriptor, table_parameters
+from metastore.job.table_level import table_level
 from metastore.thrift_stats import decimal_text, union_member
 
 if TYPE_CHECKING:
@@ -94,6 +97,8 @@ class AnalyzeResult:
     """Seconds spent checking (before Spark), planning, scanning and writing."""
     unparsed: Unparsed = field(default_factory=Unparsed)
     """csv and json values that did not parse as their column's type (read as NULL)."""
+    kept: int = 0
+    """Partitions not read again, whose statistics the metastore had (--incremental)."""
 
 
 def run(
@@ -107,6 +112,16 @@ def run(
     db, table = options.db_name, options.table_name
     specs = prepared.specs
     source = prepared.source
+    if prepared.nothing_new is not None:
+        assert prepared.plan is not None
+        log.info("%s", prepared.nothing_new)
+        return AnalyzeResult(
+            plan=prepared.plan,
+            table_stats={},
+            partitions=0,
+            seconds=time.monotonic() - started + prepared.seconds,
+            kept=len(prepared.skip),
+        )
     if options.spark_table:
         df, keys = read_spark_table(spark, options.spark_table)
         plan = make_plan(*columns_of_dataframe(df, keys), db, table, options.columns)
@@ -177,6 +192,7 @@ def run(
             result = _write(
                 registration, options, specs, merged, source, incremental, storage, locations
             )
+            result.kept = len(skip)
         except BaseException as e:
             _undo_run(registration, e)
             raise _explained(e, registration, total) from e
@@ -318,8 +334,9 @@ def _write(
         if added or altered:
             log.info("registered %d partition(s), updated %d stored one(s)", added, altered)
         if incremental or specs:
-            table_basic = writer.stored_basic(client, plan)
-            table_objs = writer.table_level_from_metastore(client, plan, options.engine)
+            table_basic, table_objs = table_level(
+                client, plan, options.engine, merged.table, registration.written
+            )
         else:
             table_basic = _basic(merged.table, measured)
             table_objs = _objs(plan, merged.table)
@@ -341,7 +358,7 @@ def _write(
     return AnalyzeResult(
         plan=plan,
         table_stats={o.colName: o for o in table_objs},
-        partitions=max(len(registration.written), 1) if plan.partition_keys else 1,
+        partitions=len(registration.written) if plan.partition_keys else 1,
         seconds=0.0,
         skewed=skewed,
         share=share,
@@ -473,9 +490,10 @@ def summary_text(result: AnalyzeResult) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    kept = f", {result.kept} kept as they were (--incremental)" if result.kept else ""
     lines = [
         f"statistics of {plan.db}.{plan.table}: {len(plan.columns)} column(s), "
-        f"{result.partitions} partition(s) analyzed in {result.seconds:.1f} s"
+        f"{result.partitions} partition(s) analyzed{kept} in {result.seconds:.1f} s"
     ]
     for i, row in enumerate(rows):
         lines.append("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip())

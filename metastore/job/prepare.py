@@ -1,11 +1,15 @@
 """Everything the job checks before Spark starts, which takes seconds to tens of seconds.
 
 prepare() reads the metastore and lists the files, and raises the error of any run that
-cannot succeed: a table that is not registered (without --path), a folder without data,
+cannot succeed: a table that is not registered (without --path), a --path that is a file or
+a folder without data, a registered table without data files (in the partitions chosen),
 files of another format than --format (the first one's first bytes and, for Parquet and
-ORC, its footer), an unreadable --schema, unknown columns, --partition specs that name
-no partition (the error lists those there are), data partitioned otherwise than the
-registered table, a table registered as another format. What it finds (the plan, the
+ORC, its footer) or than a Parquet or ORC table is registered as (the first bytes), an
+unreadable --schema, unknown columns, --partition specs that name no partition (the error
+lists those there are), data partitioned otherwise than the registered table, a table
+registered as another format. With --incremental, a registered table's partition folders
+that are not registered yet are found under its location, and a run with nothing to read
+says so (Prepared.nothing_new) instead of starting Spark. What it finds (the plan, the
 files, the stored table) is what the run then scans and writes. A table of the Spark
 catalog (--spark-table) can only be planned once Spark runs; for it, prepare() checks the
 metastore's side only.
@@ -50,6 +54,9 @@ class Prepared:
     """The storage format the table gets: a new table's, or one registered without any."""
     skip: set[str] = dataclasses.field(default_factory=set)
     """Stored partitions not to scan again (--incremental)."""
+    nothing_new: str | None = None
+    """Why there is nothing to read (--incremental, every partition with data has
+    statistics): the run then starts no Spark and writes nothing."""
     skewed: SkewRequest = dataclasses.field(default_factory=SkewRequest)
     seconds: float = 0.0
 
@@ -74,6 +81,11 @@ def prepare(options: AnalyzeOptions) -> Prepared:
             prepared.register_format = _format_over(stored, options.file_format)
             check_keys(stored, source.keys)
             _choose_listed(source, specs, options.path)
+            plan = _checked_plan(source, options, specs)
+            if options.incremental and plan.partition_keys and stored is not None:
+                prepared.skip = already_done(client, plan, options, specs)
+                located.drop_partitions(source.listing, prepared.skip)
+            where = options.path
         else:
             if stored is None:
                 raise OptionsError(
@@ -81,14 +93,20 @@ def prepare(options: AnalyzeOptions) -> Prepared:
                     "(and --format) to register it"
                 )
             source, prepared.register_format = located.describe(stored, options.format)
-            located.list_partitions(client, source, _choose_stored(client, source, specs))
-        plan = make_plan(source.columns, source.keys, db, name, options.columns)
-        check_plan(plan, options, specs)
+            plan = _checked_plan(source, options, specs)
+            prepared.skip = _list_stored(client, source, plan, options, specs)
+            located.check_first_file(source, options.table)
+            where = source.location
         prepared.plan, prepared.source = plan, source
         prepared.skewed = skew_request(plan, options)
-        if options.incremental and plan.partition_keys and stored is not None:
-            prepared.skip = already_done(client, plan, options, specs)
-            located.drop_partitions(source.listing, prepared.skip)
+        if not any(source.listing.files.values()):
+            if not (options.incremental and plan.partition_keys):
+                raise OptionsError(_no_data(source, specs, where))
+            prepared.nothing_new = (
+                f"nothing new to analyze in {options.table}: {len(prepared.skip)} partition(s) "
+                f"have statistics already and no other partition under {where} has data "
+                "files (--incremental); nothing was written"
+            )
     prepared.seconds = time.monotonic() - started
     log.info("checked the table, its files and the options in %.1f s", prepared.seconds)
     return prepared
@@ -177,35 +195,94 @@ def _choose_listed(source: located.FileSource, specs: Sequence[dict[str, str]], 
     located.drop_partitions(listing, set(listing.values) - chosen)
 
 
-def _choose_stored(
-    client: MetastoreClient, source: located.FileSource, specs: Sequence[dict[str, str]]
-) -> list[str]:
-    """The stored partitions the SPECS select (all without specs); an OptionsError for a
-    spec that selects none, listing those there are."""
+def _checked_plan(
+    source: located.FileSource, options: AnalyzeOptions, specs: Sequence[dict[str, str]]
+) -> Plan:
+    plan = make_plan(
+        source.columns, source.keys, options.db_name, options.table_name, options.columns
+    )
+    check_plan(plan, options, specs)
+    return plan
+
+
+def _list_stored(
+    client: MetastoreClient,
+    source: located.FileSource,
+    plan: Plan,
+    options: AnalyzeOptions,
+    specs: Sequence[dict[str, str]],
+) -> set[str]:
+    """List the files of the stored table's partitions that the SPECS select (all without
+    specs). With --incremental, the partition folders under the table's location that are
+    not registered yet are candidates too, and the registered partitions that have
+    statistics (but those named) are neither listed nor read: returns them."""
     if not source.keys:
-        return []
+        located.list_partitions(client, source, [])
+        return set()
     db, table = source.table
-    stored: list[str] = client.call("get_partition_names", db, table, -1)
+    registered: list[str] = client.call("get_partition_names", db, table, -1)
+    new = located.new_partitions(source, registered) if options.incremental else None
+    candidates = registered + sorted(new.files) if new is not None else registered
+    chosen = _choose_stored(f"{db}.{table}", source.keys, candidates, specs)
+    skip = already_done(client, plan, options, specs) if options.incremental else set()
+    stored = set(registered) - skip
+    located.list_partitions(client, source, [n for n in chosen if n in stored])
+    if new is not None:
+        located.drop_partitions(new, set(new.files) - set(chosen))
+        located.add_partitions(source.listing, new)
+        if new.files:
+            log.info(
+                "incremental: %d partition folder(s) not registered yet: %s",
+                len(new.files),
+                _some(sorted(new.files)),
+            )
+    return skip
+
+
+def _choose_stored(
+    table: str, keys: Sequence[Column], partitions: list[str], specs: Sequence[dict[str, str]]
+) -> list[str]:
+    """The PARTITIONS of TABLE that the SPECS select (all without specs); an OptionsError
+    for a spec that selects none, listing those there are."""
     if not specs:
-        return stored
+        return partitions
     for spec in specs:
-        check_spec_keys(spec, [k.name for k in source.keys])
+        check_spec_keys(spec, [k.name for k in keys])
     chosen: list[str] = []
     for spec in specs:
         found = [
             name
-            for name in stored
+            for name in partitions
             if matches(
                 spec, name, [located.key_value(v) for _, v in names.parse_partition_name(name)]
             )
         ]
         if not found:
             raise OptionsError(
-                f"--partition {_spec_text(spec)} names no partition of {db}.{table}; "
-                f"it has {_some(stored)}"
+                f"--partition {_spec_text(spec)} names no partition of {table}; "
+                f"it has {_some(partitions)}"
             )
         chosen.extend(n for n in found if n not in chosen)
     return chosen
+
+
+def _no_data(source: located.FileSource, specs: Sequence[dict[str, str]], where: str) -> str:
+    """Why a run has nothing to read: no data file under WHERE (or in the partitions)."""
+    hidden = "names starting with _ or . are skipped"
+    if not source.keys:
+        return f"no data under {where}: no files ({hidden})"
+    table = ".".join(source.table)
+    count = len(source.listing.files)
+    if not count:
+        return (
+            f"{table} has no partitions in the metastore; --incremental registers and "
+            f"analyzes the partition folders under {where}"
+        )
+    named = " named" if specs else ""
+    return (
+        f"no data in the {count} partition(s){named} of {table}: their folders hold no "
+        f"files ({hidden})"
+    )
 
 
 def _spec_text(spec: dict[str, str]) -> str:

@@ -13,7 +13,6 @@ from metastore.job.client import MetastoreClient
 from metastore.job.errors import MetastoreRefused, NoSuchObject, OptionsError
 from metastore.job.source import Plan
 from metastore.job.storage import has_storage
-from metastore.sketches import try_read_sketch
 from metastore.stats import accurate
 from metastore.thrift_stats import union_member
 
@@ -372,38 +371,25 @@ def write_table_level(
         raise
 
 
-def stored_basic(client: MetastoreClient, plan: Plan) -> dict[str, str]:
-    """The sums of the stored partitions' basic statistics (those every partition has)."""
-    parts = client.call("get_partition_names", plan.db, plan.table, -1)
-    totals = dict.fromkeys(MEASURED, 0)
-    for start in range(0, len(parts), 1000):
-        for partition in client.call(
-            "get_partitions_by_names", plan.db, plan.table, parts[start : start + 1000]
-        ):
-            params = partition.parameters or {}
-            for key in list(totals):
-                text = params.get(key, "")
-                if text.isdigit():
-                    totals[key] += int(text)
-                else:
-                    del totals[key]
-    return {key: str(total) for key, total in totals.items()}
-
-
 def clear_unset_fields(
     client: MetastoreClient, plan: Plan, entries: list[t.ColumnStatistics], engine: str
 ) -> list[t.ColumnStatistics]:
     """Delete the stored statistics of the columns whose new statistics leave a field unset
-    (no low and high value in an all-NULL or empty column, no histogram): writes keep the
-    stored value of an unset field, as in HMS, and it would describe data that is gone.
-    Returns the statistics deleted (to be put back if the rest of the unit fails)."""
+    (no low and high value in an all-NULL or empty column, no histogram, no bit vector of a
+    table level whose partitions' sketches are unknown): writes keep the stored value of an
+    unset field, as in HMS, and it would describe data that is gone. Returns the statistics
+    deleted (to be put back if the rest of the unit fails)."""
     deleted = []
     for entry in entries:
         part_name = entry.statsDesc.partName
         columns = []
         for obj in entry.statsObj:
             stats = union_member(obj.statsData)
-            if any(getattr(stats, f, 0) is None for f in ("lowValue", "highValue", "histogram")):
+            unset = any(
+                getattr(stats, f, 0) is None for f in ("lowValue", "highValue", "histogram")
+            )
+            no_sketch = getattr(stats, "numDVs", None) is not None and stats.bitVectors is None
+            if unset or no_sketch:
                 columns.append(obj.colName)
         if not columns:
             continue
@@ -497,71 +483,3 @@ def partitions_with_stats(client: MetastoreClient, plan: Plan, engine: str) -> s
         )
         done.update(p for p, objs in result.partStats.items() if len(objs) == len(columns))
     return done
-
-
-def table_level_from_metastore(
-    client: MetastoreClient, plan: Plan, engine: str
-) -> list[t.ColumnStatisticsObj]:
-    """The table level as the metastore merges the stored partition statistics.
-
-    The metastore's NDV of a union is the estimate of the merged bit vectors, which count
-    non-null values only; this job's convention (NULL is one more distinct value, and the
-    count never exceeds the non-null rows) is applied on top. When the server does not
-    return bit vectors (HMS's fetch.bitvector is off), its NDV is used as the estimate and
-    the table level is written without a bit vector.
-    """
-    parts = client.call("get_partition_names", plan.db, plan.table, -1)
-    aggr = client.call(
-        "get_aggr_stats_for",
-        t.PartitionsStatsRequest(
-            dbName=plan.db,
-            tblName=plan.table,
-            colNames=[c.name.lower() for c in plan.columns],
-            partNames=parts,
-            engine=engine,
-        ),
-    )
-    rows = _stored_row_count(client, plan, parts)
-    without_sketch = []
-    for obj in aggr.colStats:
-        stats = union_member(obj.statsData)
-        if getattr(stats, "numDVs", None) is None:
-            continue
-        if not stats.bitVectors:
-            without_sketch.append(obj.colName)
-        sketch = try_read_sketch(stats.bitVectors) if stats.bitVectors else None
-        if sketch is not None:
-            distinct = sketch.estimate()
-        elif len(parts) == 1:
-            continue  # the partition's own statistics, NULL already counted
-        else:
-            # The metastore's union estimate, without NULL. (If some partition had no bit
-            # vector, it is HMS's fallback instead, the largest partition NDV, which already
-            # counts NULL: then the result below may be one too high.)
-            distinct = stats.numDVs
-        nulls = stats.numNulls or 0
-        if rows is not None:
-            distinct = min(distinct, max(rows - nulls, 0))
-        stats.numDVs = distinct + (1 if nulls else 0)
-    if without_sketch:
-        log.warning(
-            "the metastore returned no bit vectors for %s (its fetch of bit vectors is off): "
-            "their table level is written without one",
-            ", ".join(without_sketch),
-        )
-    objs: list[t.ColumnStatisticsObj] = aggr.colStats
-    return objs
-
-
-def _stored_row_count(client: MetastoreClient, plan: Plan, parts: list[str]) -> int | None:
-    """The sum of the partitions' numRows, or None when one of them does not say."""
-    total = 0
-    for start in range(0, len(parts), 1000):
-        for partition in client.call(
-            "get_partitions_by_names", plan.db, plan.table, parts[start : start + 1000]
-        ):
-            rows = (partition.parameters or {}).get("numRows")
-            if rows is None or not rows.lstrip("-").isdigit() or int(rows) < 0:
-                return None
-            total += int(rows)
-    return total

@@ -71,7 +71,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--incremental",
         action="store_true",
-        help="scan only partitions without statistics (and those named)",
+        help="scan only the partitions without statistics (and those named), among them "
+        "the partition folders under the table's location not registered yet",
     )
     parser.add_argument(
         "--skew",

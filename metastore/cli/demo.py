@@ -73,6 +73,7 @@ class Progress:
 
 def run(args: argparse.Namespace) -> int:
     from metastore.cli.errors import EXIT_USAGE, CliError, explain
+    from metastore.job import interrupts
 
     if args.rows < 7:
         raise CliError(f"--rows must be at least 7 (one order a day), not {args.rows}", EXIT_USAGE)
@@ -87,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     )
     print(f"logs of {logged}: {log}", flush=True)
     progress = Progress()
+    interrupts.install()
     try:
         with _output_to(log), tempfile.TemporaryDirectory(prefix="colstats-demo-") as tmp:
             work = Path(tmp)
@@ -103,10 +105,18 @@ def run(args: argparse.Namespace) -> int:
                     _demo(Connection.of(uri), data, args, progress, log)
                 progress.note("metastore stopped, temporary files removed")
     except Exception as e:
+        if interrupts.received() is not None:  # Spark's work failed because it was cancelled
+            interrupts.stop_children()
+            raise KeyboardInterrupt from e
         if args.traceback:
             raise
         code, message = explain(e)
         raise CliError(f"{message}; logs in {log}", code) from e
+    except KeyboardInterrupt:
+        interrupts.stop_children()  # a JVM still starting
+        raise
+    finally:
+        interrupts.uninstall()
     print(f"done in {time.monotonic() - progress.started:.1f} s")
     return 0
 
@@ -184,7 +194,7 @@ def _demo(
     connection: Connection, data: Path, args: argparse.Namespace, progress: Progress, log: Path
 ) -> None:
     from metastore import sample_data
-    from metastore.job import analyze
+    from metastore.job import analyze, interrupts
     from metastore.job.options import AnalyzeOptions
 
     progress.next(f"writing a sample table of {args.rows} orders to {data}")
@@ -204,8 +214,13 @@ def _demo(
     progress.next("starting Spark (local)")
     # The JVM writes its log and its own warnings to the stdout and stderr it inherits, and
     # so do the Python workers it starts; Spark's bar of a job's tasks would be drawn there.
+    # Started off the main thread, so that Ctrl-C stops the demo as it stops `metastore
+    # analyze` (metastore.job.interrupts) instead of failing the Spark job it cancels.
     with _written_to(log, 1, 2):
-        spark = analyze.spark_session(conf=(("spark.ui.showConsoleProgress", "false"),))
+        spark = interrupts.off_main_thread(
+            lambda: analyze.spark_session(conf=(("spark.ui.showConsoleProgress", "false"),))
+        )
+    interrupts.watch_spark(spark.sparkContext)
     try:
         progress.note(f"Spark {spark.version}")
         uri = connection.uri

@@ -5,10 +5,12 @@ listens; `--traceback` shows the trace."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -309,6 +311,31 @@ def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     _, err = process.communicate(timeout=60)
     assert process.returncode == EXIT_INTERRUPTED
     assert err == "metastore demo: error: interrupted\n"  # and nothing of the log
+
+
+def test_ctrl_c_while_spark_computes_exits_130(tmp_path: Path) -> None:
+    """Ctrl-C on a terminal (SIGINT to the whole process group: the demo, Spark's JVM and its
+    Python workers) while Spark computes: 130 and one line, as `metastore analyze`."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "metastore.cli", "demo", "--rows", "2000000"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("[4/5] computing"):
+            break
+    else:
+        pytest.fail(f"the demo ended before Spark computed: {process.communicate()}")
+    time.sleep(1.0)  # the scan is under way (it takes seconds for these rows)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == EXIT_INTERRUPTED, (out, err)
+    assert err == "metastore demo: error: interrupted\n", err
 
 
 def test_db_check_downgrade_and_upgrade(

@@ -218,3 +218,13 @@ def test_the_wheel_carries_the_migrations(tmp_path: Path) -> None:
     assert "metastore/migrations/versions/0001_initial_schema.py" in names
     assert "hive_metastore_thrift/ThriftHiveMetastore.py" in names
     assert not any(name.startswith(("tests/", "bench/")) for name in names)
+
+
+def test_test_modules_have_names_of_their_own() -> None:
+    """Test folders are not packages: pytest and mypy import each test module by its file
+    name, so two of one name in two folders collide."""
+    seen: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        seen.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    twice = {name: paths for name, paths in seen.items() if len(paths) > 1}
+    assert twice == {}, "rename one of each: module names must be unique under tests/"

@@ -292,6 +292,12 @@ def check_database(url: str) -> None:
             "postgresql+psycopg://USER@HOST/DB or postgresql+psycopg2://USER@HOST/DB",
             EXIT_USAGE,
         )
+    if backend == "sqlite" and parsed.database in (None, "", ":memory:"):
+        raise CliError(
+            f"{url} is a database in memory, which the server's connections would not share "
+            "and which is lost when it stops: give a file, sqlite:///PATH",
+            EXIT_USAGE,
+        )
 
 
 def listen(host: str, port: int, option: str = "--port") -> socket.socket:

@@ -1,9 +1,10 @@
 """Writing and deleting column statistics, with COLUMN_STATS_ACCURATE kept beside the rows.
 
-A write is all or nothing (the caller's transaction is rolled back by any error): every
-entry is checked against the table's or partition's columns (metastore.stats.validate)
-before anything is stored. Entries are grouped by table; each group costs a fixed number
-of statements, whatever the number of partitions and columns.
+A write is all or nothing: the caller's transaction is rolled back by any error, such as an
+entry that does not match its table's or partition's columns (metastore.stats.validate),
+found as its table's group is written, after the groups before it. Entries are grouped by
+table; each group costs a fixed number of statements, whatever the number of partitions
+and columns.
 """
 
 from __future__ import annotations

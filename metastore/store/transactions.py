@@ -34,12 +34,15 @@ def create_engine(url: str, *, pool_size: int = 10) -> Engine:
     try to upgrade a read lock.
     """
     if url.startswith("sqlite"):
-        engine = sa.create_engine(
-            url,
-            connect_args={"check_same_thread": False, "timeout": 30},
-            pool_size=pool_size,
-            max_overflow=pool_size,
-        )
+        connect_args = {"check_same_thread": False, "timeout": 30}
+        if make_url(url).database in (None, "", ":memory:"):
+            # A database in memory lives in its connection: one, shared (for tools and
+            # tests; `metastore serve` refuses it).
+            engine = sa.create_engine(url, connect_args=connect_args, poolclass=sa.StaticPool)
+        else:
+            engine = sa.create_engine(
+                url, connect_args=connect_args, pool_size=pool_size, max_overflow=pool_size
+            )
         _configure_sqlite(engine)
         return engine
     # No pre-ping: a dead connection is detected when a call uses it, and the call runs again

@@ -241,6 +241,18 @@ def test_serve_refuses_an_unsupported_database(tmp_path: Path, url: str) -> None
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
+def test_serve_refuses_a_database_in_memory(tmp_path: Path, url: str) -> None:
+    done = metastore("serve", "--db", url, "--port", "0", env={"METASTORE_HOME": str(tmp_path)})
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr == (
+        f"metastore serve: error: {url} is a database in memory, which the server's "
+        "connections would not share and which is lost when it stops: give a file, "
+        "sqlite:///PATH\n"
+    )
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize(
     ("flags", "listening", "who"),
     [

@@ -50,13 +50,6 @@ def test_a_sqlite_engine_is_set_up_for_many_short_transactions(tmp_path: Any) ->
         engine.dispose()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="transactions.create_engine passes max_overflow to SQLAlchemy for every SQLite URL, "
-    "which the pool of an in-memory database (SingletonThreadPool) refuses with a TypeError; "
-    "the branch that leaves WAL out for an in-memory database is never reached",
-)
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:"])
 def test_an_in_memory_sqlite_engine_is_set_up_without_wal(url: str) -> None:
     engine = transactions.create_engine(url)

@@ -54,10 +54,15 @@ import pyarrow.parquet as pq
 from analyze_scale import child, scale_run
 from object_storage import HADOOP_33_SETTINGS, MotoServer, s3a_jars
 
+from metastore import arrow_types
+from metastore.columns import Column
 from metastore.config import Settings
+from metastore.files.formats import ReadSpec
+from metastore.files.listing import Split, list_files, splits_of
+from metastore.files.reading import Pieces, file_schema, read_split
 from metastore.hms.handler import Handler
 from metastore.hms.server import MetastoreServer
-from metastore.job import analyze, files, scan
+from metastore.job import analyze, scan
 from metastore.job.options import AnalyzeOptions
 from metastore.store import migrate, transactions
 from metastore.thrift_stats import union_member
@@ -122,17 +127,15 @@ def timed(works: dict[str, Callable[[], object]], repeat: int) -> dict[str, floa
 
 def read_only(spark: Any, data: Path) -> float:
     """Seconds of a Spark job that reads the files as the job's tasks do, computing nothing."""
-    listing = files.list_files(str(data))
-    spec = files.ReadSpec("parquet")
-    splits = [s for n in sorted(listing.files) for s in files.splits_of(n, listing.files[n], spec)]
-    schema = files.file_schema(splits[0].path, spec)
-    from metastore.job.source import column_of
+    listing = list_files(str(data))
+    spec = ReadSpec("parquet")
+    splits = [s for n in sorted(listing.files) for s in splits_of(n, listing.files[n], spec)]
+    schema = file_schema(splits[0].path, spec)
+    columns = [Column(f.name, arrow_types.hive_type(f.type)) for f in schema]
 
-    columns = [column_of(f.name, files.hive_type_of(f.type)) for f in schema]
-
-    def rows(group: list[files.Split]) -> int:
-        pieces = files.Pieces()
-        return sum(b.num_rows for s in group for b in files.read_split(s, spec, columns, pieces))
+    def rows(group: list[Split]) -> int:
+        pieces = Pieces()
+        return sum(b.num_rows for s in group for b in read_split(s, spec, columns, pieces))
 
     # The job's tasks: the same groups of splits.
     groups = scan.task_groups(splits, spark.sparkContext.defaultParallelism)

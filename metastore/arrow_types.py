@@ -1,5 +1,6 @@
-"""Hive's column types as Arrow types: the one mapping of the Flight door (what DuckDB reads)
-and of the job's readers of text files. Decimals keep their precision and scale (Hive's bare
+"""Hive's column types as Arrow types and back: the one mapping of the Flight door (what
+DuckDB reads), of the readers of text files, and of the job (the Hive types of the columns
+Parquet and ORC files hold). Decimals keep their precision and scale (Hive's bare
 decimal is decimal(10,0)); char and varchar are strings; timestamps are microseconds (Hive's
 nanoseconds have no place in DuckDB's TIMESTAMP); arrays, maps, structs and unions are
 Arrow's nested types of their parts."""
@@ -54,3 +55,47 @@ def _of_tree(tree: TypeTree) -> pa.DataType:
         ]
         return pa.sparse_union(fields)
     return _PRIMITIVES[tree.name]
+
+
+def hive_type(arrow: pa.DataType) -> str:
+    """The Hive type of a column files hold as ARROW (as Spark names it); ValueError for an
+    Arrow type that has none."""
+    if pa.types.is_dictionary(arrow):
+        return hive_type(arrow.value_type)
+    simple = {
+        pa.bool_(): "boolean",
+        pa.int8(): "tinyint",
+        pa.int16(): "smallint",
+        pa.int32(): "int",
+        pa.int64(): "bigint",
+        pa.uint8(): "smallint",
+        pa.uint16(): "int",
+        pa.uint32(): "bigint",
+        pa.uint64(): "decimal(20,0)",
+        pa.float16(): "float",
+        pa.float32(): "float",
+        pa.float64(): "double",
+        pa.date32(): "date",
+        pa.date64(): "date",
+        pa.null(): "void",
+    }
+    if arrow in simple:
+        return simple[arrow]
+    if pa.types.is_string(arrow) or pa.types.is_large_string(arrow):
+        return "string"
+    if pa.types.is_binary(arrow) or pa.types.is_large_binary(arrow):
+        return "binary"
+    if pa.types.is_fixed_size_binary(arrow):
+        return "binary"
+    if pa.types.is_timestamp(arrow):
+        return "timestamp"
+    if pa.types.is_decimal(arrow):
+        return f"decimal({arrow.precision},{arrow.scale})"
+    if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
+        return f"array<{hive_type(arrow.value_type)}>"
+    if pa.types.is_map(arrow):
+        return f"map<{hive_type(arrow.key_type)},{hive_type(arrow.item_type)}>"
+    if pa.types.is_struct(arrow):
+        fields = ",".join(f"{f.name}:{hive_type(f.type)}" for f in arrow)
+        return f"struct<{fields}>"
+    raise ValueError(f"no Hive type for Arrow type {arrow}")

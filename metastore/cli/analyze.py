@@ -114,7 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def options(args: argparse.Namespace) -> AnalyzeOptions:
     """The job's options from the parsed command line (JobError when they do not fit); the
     metastore's connection as remote.connection() makes it, with the job's Spark settings."""
-    from metastore.job.object_storage import split_location  # PyArrow: only when it runs
+    from metastore.files.object_storage import split_location  # PyArrow: only when it runs
 
     path, path_conf = (None, []) if args.path is None else split_location(args.path)
     conf = (*(_setting(text) for text in args.conf), *path_conf)

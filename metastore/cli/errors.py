@@ -20,7 +20,9 @@ command to succeed:
   `analyze` with SIGTERM; `serve`, once serving, stops cleanly with 0.
 
 The job's errors carry their kind (metastore.job.errors: OptionsError is 2, any other
-JobError 1); `metastore --traceback ...` shows the full trace instead.
+JobError 1), as do those of a table's files (metastore.files.errors: a location written
+wrong is 2, files not there or not readable 1); `metastore --traceback ...` shows the full
+trace instead.
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ _EXTRAS = {
 def explain(exc: BaseException) -> tuple[int, str]:
     """(exit code, one-line message) for an exception a command raised."""
     from metastore.config import SettingsError
+    from metastore.files.errors import FilesError, InvalidLocation
     from metastore.job.errors import JobError, OptionsError
 
     if isinstance(exc, KeyboardInterrupt):
@@ -59,9 +62,9 @@ def explain(exc: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, f"interrupted; {detail}" if detail else "interrupted"
     if isinstance(exc, CliError):
         return exc.exit_code, str(exc)
-    if isinstance(exc, SettingsError | OptionsError):
+    if isinstance(exc, SettingsError | OptionsError | InvalidLocation):
         return EXIT_USAGE, str(exc)
-    if isinstance(exc, JobError):
+    if isinstance(exc, JobError | FilesError):
         return EXIT_FAILED, str(exc)
     if isinstance(exc, ModuleNotFoundError) and exc.name:
         top = exc.name.split(".")[0]

@@ -1,14 +1,14 @@
 """Scans: `endpoints` plans a scan of a table's files, `DoGet` reads one endpoint's files.
 
 The files are where the metastore says (the table's location, or each partition's own),
-read with the statistics job's readers (metastore.job.files: Parquet, ORC, CSV and
-delimited text, JSON; the format from metastore.job.formats), so that DuckDB sees the rows
-the statistics describe. Every batch carries every column of the table's schema, in order,
+read as the statistics job reads them (metastore.files: the layout from what the metastore
+keeps of the table; Parquet, ORC, CSV and delimited text, JSON), so that DuckDB sees the
+rows the statistics describe. Every batch carries every column of the table's schema, in order,
 as DuckDB requires: the columns DuckDB asked for (`column_ids`) are read, the others are
 NULL; partition keys are the partition's values (types.key_value).
 
 One endpoint per partition, or per group of pieces of at most ENDPOINT_BYTES (a piece is a
-file, or some row groups of a large Parquet file, as the job splits them: files.splits_of),
+file, or some row groups of a large Parquet file, as the job splits them: splits_of),
 so that DuckDB reads them in parallel, one endpoint a thread.
 Partitions that the filters DuckDB sends rule out (metastore.flight.filters) get none.
 
@@ -30,19 +30,20 @@ from typing import Any
 import msgpack
 import pyarrow as pa
 import pyarrow.flight as flight
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from metastore import names
+from metastore.columns import Column
+from metastore.files.errors import FilesError
+from metastore.files.formats import ReadSpec
+from metastore.files.layout import Storage, TableLayout, layout_of
+from metastore.files.listing import Split, data_files, splits_of
+from metastore.files.reading import Pieces, read_split
 from metastore.flight import types
 from metastore.flight.catalog import TableShape
 from metastore.flight.door import typed
 from metastore.flight.wire import BadRequest, pack
-from metastore.job.errors import JobError
-from metastore.job.files import Pieces, ReadSpec, Split, data_files, read_split, splits_of
-from metastore.job.formats import hive_spec, provider_spec
-from metastore.job.source import Column
-from metastore.store import models as m
+from metastore.store import shapes
 
 log = logging.getLogger(__name__)
 
@@ -57,59 +58,25 @@ _DIGEST = 32
 
 class ScanError(Exception):
     """Files that cannot be read as the table says; the message names the file. DoGet
-    answers it (and the readers' JobError) with a Flight error typed for DuckDB."""
+    answers it (and the readers' FilesError) with a Flight error typed for DuckDB."""
 
 
-def read_spec(s: Session, shape: TableShape) -> ReadSpec:
-    """How SHAPE's files are read (JobError for a format the readers do not read)."""
-    serde: dict[str, str] = {}
-    if shape.serde_id is not None:
-        p = m.SerDeParam.__table__.c
-        serde = {
-            key: value or ""
-            for key, value in s.execute(
-                select(p.PARAM_KEY, p.PARAM_VALUE).where(p.SERDE_ID == shape.serde_id)
-            )
-        }
-    column_names = [c.name for c in shape.columns]
-    if shape.provider:
-        return provider_spec(shape.where, shape.provider, serde, column_names)
-    params = dict(shape.params)
-    params.update(_table_params(s, shape.tbl_id, ["skip.header.line.count"]))
-    return hive_spec(shape.where, shape.input_format, shape.serde_lib, serde, params, column_names)
-
-
-def _table_params(s: Session, tbl_id: int, keys: Sequence[str]) -> dict[str, str]:
-    p = m.TableParam.__table__.c
-    rows = s.execute(
-        select(p.PARAM_KEY, p.PARAM_VALUE).where(p.TBL_ID == tbl_id, p.PARAM_KEY.in_(keys))
-    )
-    return {key: value or "" for key, value in rows}
-
-
-def data_location(s: Session, shape: TableShape) -> str | None:
-    """The folder of an unpartitioned table's files (Spark's `path` option first)."""
-    if shape.provider and shape.serde_id is not None:
-        p = m.SerDeParam.__table__.c
-        path = s.scalar(
-            select(p.PARAM_VALUE).where(p.SERDE_ID == shape.serde_id, p.PARAM_KEY == "path")
+def layout(s: Session, shape: TableShape) -> TableLayout:
+    """Where SHAPE's files are and how they are read (NotReadHere for a format the readers
+    do not read)."""
+    stored = shape.stored
+    return layout_of(
+        Storage(
+            where=shape.where,
+            location=stored.location,
+            input_format=stored.input_format,
+            serde_lib=stored.serde_lib,
+            serde_parameters=shapes.serde_parameters(s, stored.serde_id),
+            table_parameters=stored.parameters,
+            columns=stored.columns,
+            keys=stored.keys,
         )
-        if path:
-            return str(path)
-    return shape.location
-
-
-def partition_locations(s: Session, shape: TableShape) -> list[tuple[str, str | None]]:
-    """(PART_NAME, location) of every partition of SHAPE, in name order."""
-    p, sd = m.Partition.__table__.c, m.StorageDescriptor.__table__.c
-    rows = s.execute(
-        select(p.PART_NAME, sd.LOCATION)
-        .select_from(m.Partition.__table__)
-        .outerjoin(m.StorageDescriptor.__table__, sd.SD_ID == p.SD_ID)
-        .where(p.TBL_ID == shape.tbl_id)
-        .order_by(p.PART_NAME)
     )
-    return [(name, location) for name, location in rows]
 
 
 def key_texts(shape: TableShape, part_name: str) -> list[str | None]:
@@ -239,12 +206,10 @@ def stream(content: Mapping[str, Any]) -> flight.GeneratorStream:
     hive_types: list[str] = content["hive"]
     data_count = len(hive_types)
     wanted = set(content["columns"])
-    data = [
-        Column(schema.field(i).name, hive_types[i], None) for i in range(data_count) if i in wanted
-    ]
+    data = [Column(schema.field(i).name, hive_types[i]) for i in range(data_count) if i in wanted]
     counting = not data  # only keys or no column: the rows are counted with one column
     if counting and data_count:
-        data = [Column(schema.field(0).name, hive_types[0], None)]
+        data = [Column(schema.field(0).name, hive_types[0])]
     keys = {
         data_count + i: types.key_value(text, schema.field(data_count + i).type)
         for i, text in enumerate(content["keys"])
@@ -272,7 +237,7 @@ def _batches(
         try:
             for batch in read_split(split, spec, data, Pieces()):
                 yield _conform(schema, batch, keys, wanted, counting, split.path)
-        except (JobError, ScanError) as e:
+        except (FilesError, ScanError) as e:
             log.warning("DoGet of %s failed: %s", table, e)
             raise typed(f"{table}: {e}") from None
 

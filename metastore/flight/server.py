@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from metastore.access import Policy, parse_group_mapping
 from metastore.config import Settings
 from metastore.errors import InvalidObject
+from metastore.files.errors import FilesError
 from metastore.flight import catalog, scans, statistics, types
 from metastore.flight.door import FLIGHT_DOOR, typed
 from metastore.flight.filters import predicate
@@ -48,8 +49,8 @@ from metastore.flight.wire import (
     pack,
     unpack_map,
 )
-from metastore.job.errors import JobError
 from metastore.operation import Operations
+from metastore.store import shapes
 from metastore.store.transactions import Transactions
 
 log = logging.getLogger(__name__)
@@ -145,7 +146,7 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
 
     def _action_create_transaction(self, context: Any, request: dict[bytes, Any]) -> bytes:
         name = field_text(request, "catalog_name", "create_transaction")
-        self._read("create_transaction", lambda s: catalog.database_names(s, name))
+        self._read("create_transaction", lambda s: shapes.database_names(s, name))
         return pack({"identifier": None})
 
     def _action_list_schemas(self, context: Any, request: dict[bytes, Any]) -> bytes:
@@ -157,7 +158,7 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         name = field_text(request, "catalog_name", "catalog_version")
 
         def version(s: Session) -> dict[str, Any]:
-            catalog.database_names(s, name)
+            shapes.database_names(s, name)
             return catalog.version_info(s, name)
 
         return pack(self._read("catalog_version", version))
@@ -213,15 +214,16 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         shape = self._table(s, descriptor)
         columns = scans.requested_columns(shape, column_ids)
         try:
-            spec = scans.read_spec(s, shape)
-        except JobError as e:  # a format the readers do not read
+            layout = scans.layout(s, shape)
+        except FilesError as e:  # a format the readers do not read
             raise InvalidObject(f"{shape.catalog}.{shape.where} cannot be scanned: {e}") from None
+        spec = layout.spec
         if not shape.keys:
-            location = scans.data_location(s, shape)
+            location = layout.location
             return shape, spec, columns, [([], location)] if location else []
-        base = (shape.location or "").rstrip("/")
+        base = (shape.stored.location or "").rstrip("/")
         folders = []
-        for part_name, location in scans.partition_locations(s, shape):
+        for part_name, location in shapes.partition_locations(s, shape.stored.tbl_id):
             texts = scans.key_texts(shape, part_name)
             values = {
                 key.name: types.key_value(text, key.arrow)
@@ -243,7 +245,7 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         try:
             for values, location in folders:
                 groups.extend(scans.file_groups(location, values, spec))
-        except JobError as e:
+        except FilesError as e:
             raise typed(f"{shape.catalog}.{shape.where}: {e}") from None
         return scans.endpoints(self.tickets, shape, spec, groups, columns)
 

@@ -44,17 +44,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from metastore import names
+from metastore.columns import Column
 from metastore.flight import types
-from metastore.flight.catalog import Column, TableShape
+from metastore.flight.catalog import TableShape
 from metastore.stats import accurate
 from metastore.stats.queries import table_stats_by_name
 from metastore.stats.reads import StatsTarget, aggregate_statistics
 from metastore.stats.rows import StatsRow, as_stats_row
-from metastore.store import models as m
+from metastore.store import shapes
 from metastore.vocabulary import DEFAULT_ENGINE, Kind, base_type, type_parameters
 
 UNKNOWN_STRING_MIN = ""
@@ -86,7 +86,7 @@ class _Partition:
 def column_statistics(s: Session, shape: TableShape, index: int) -> ColumnStatistics:
     """The statistics of field INDEX of SHAPE (see the module docstring)."""
     column = shape.fields[index]
-    partitions = _partitions(s, shape.tbl_id) if shape.keys else []
+    partitions = _partitions(s, shape.stored.tbl_id) if shape.keys else []
     if index >= len(shape.columns):
         return _key_statistics(column, index - len(shape.columns), shape, partitions)
     if types.is_nested(column.arrow) or pa.types.is_null(column.arrow):
@@ -96,7 +96,7 @@ def column_statistics(s: Session, shape: TableShape, index: int) -> ColumnStatis
     table_row = as_stats_row(table_rows[0]) if table_rows else None
     table_accurate = name in accurate.accurate_columns(shape.params.get(accurate.KEY))
     if table_row is not None and table_accurate:
-        rows = _row_count(shape.params)
+        rows = accurate.current_row_count(shape.params)
         return _from_row(column, table_row, current=True, rows=rows, sketch_union=False)
     if partitions:
         target = StatsTarget(
@@ -122,41 +122,15 @@ def column_statistics(s: Session, shape: TableShape, index: int) -> ColumnStatis
 
 
 def _partitions(s: Session, tbl_id: int) -> list[_Partition]:
-    """The partitions of table TBL_ID with their statistics' state, in one statement."""
-    p, pp = m.Partition.__table__.c, m.PartitionParam.__table__.c
-    rows = s.execute(
-        select(p.PART_NAME, pp.PARAM_KEY, pp.PARAM_VALUE)
-        .select_from(m.Partition.__table__)
-        .outerjoin(
-            m.PartitionParam.__table__,
-            (pp.PART_ID == p.PART_ID) & pp.PARAM_KEY.in_([accurate.KEY, "numRows"]),
-        )
-        .where(p.TBL_ID == tbl_id)
-    )
-    params: dict[str, dict[str, str]] = {}
-    for part_name, key, value in rows:
-        found = params.setdefault(part_name, {})
-        if key is not None:
-            found[key] = value or ""
+    """The partitions of table TBL_ID with their statistics' state."""
     return [
         _Partition(
             name,
-            frozenset(accurate.accurate_columns(values.get(accurate.KEY))),
-            _row_count(values),
+            frozenset(accurate.accurate_columns(params.get(accurate.KEY))),
+            accurate.current_row_count(params),
         )
-        for name, values in sorted(params.items())
+        for name, params in shapes.partition_states(s, tbl_id)
     ]
-
-
-def _row_count(params: Any) -> int | None:
-    """numRows when BASIC_STATS says it is current, else None."""
-    if not accurate.basic_accurate(params.get(accurate.KEY)):
-        return None
-    try:
-        count = int(params.get("numRows", ""))
-    except ValueError:
-        return None
-    return count if count >= 0 else None
 
 
 def _unknown(column: Column) -> ColumnStatistics:

@@ -7,10 +7,6 @@ client only: nothing here imports the server's database layer (SQLAlchemy, Alemb
 * :mod:`metastore.job.prepare` - every check that needs no scan, before Spark starts;
 * :mod:`metastore.job.source` - the columns and partitions to analyze (the plan);
 * :mod:`metastore.job.located` - file sources: a folder, or a table found in the metastore;
-* :mod:`metastore.job.files` - listing files into splits, reading them with PyArrow;
-* :mod:`metastore.job.object_storage` - S3 locations, configured as Spark's S3A;
-* :mod:`metastore.job.formats` - how a table's files are read, from its format and serde;
-* :mod:`metastore.job.text` - csv and json read as Spark reads them;
 * :mod:`metastore.job.ddl` - the --schema of csv and json, read without Spark;
 * :mod:`metastore.job.scan` - the one pass over the data, into partials merged on executors;
 * :mod:`metastore.job.accumulators` - partial statistics of Arrow arrays, and their merge;

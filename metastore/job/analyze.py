@@ -42,11 +42,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
+from metastore.files.listing import splits_of
 from metastore.job import interrupts, located, scan, writer
 from metastore.job.accumulators import ColumnState
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import Interrupted, JobError, OptionsError
-from metastore.job.files import splits_of
+from metastore.job.errors import Interrupted, JobError, OptionsError, files_errors
 from metastore.job.options import DEFAULT_SHARE, AnalyzeOptions
 from metastore.job.prepare import (
     Prepared,
@@ -163,7 +163,8 @@ def run(
         parameters: dict[str, str] = {}
     else:
         try:
-            progress, merged = _scan_files(spark, source, plan, skewed, options)
+            with files_errors():
+                progress, merged = _scan_files(spark, source, plan, skewed, options)
         except JobError as e:  # a file the scan could not read
             raise type(e)(f"{e}; {NOTHING_WRITTEN}") from e
         total = len(source.listing.files)

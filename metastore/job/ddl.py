@@ -11,31 +11,15 @@ from __future__ import annotations
 
 import re
 
+from metastore import spark_properties
 from metastore.job.errors import OptionsError
 
-_SIMPLE = {
-    "boolean": "boolean",
-    "tinyint": "tinyint",
-    "byte": "tinyint",
-    "smallint": "smallint",
-    "short": "smallint",
-    "int": "int",
-    "integer": "int",
-    "bigint": "bigint",
-    "long": "bigint",
-    "float": "float",
-    "real": "float",
-    "double": "double",
-    "string": "string",
-    "binary": "binary",
-    "date": "date",
-    "timestamp": "timestamp",
-    "timestamp_ntz": "timestamp",
-    "timestamp_ltz": "timestamp",
-    "decimal": "decimal(10,0)",
-    "dec": "decimal(10,0)",
-    "numeric": "decimal(10,0)",
-}
+_PRIMITIVES = frozenset(
+    {"boolean", "tinyint", "smallint", "int", "bigint", "float", "double"}
+    | {"string", "binary", "date", "timestamp"}
+)
+"""Hive's primitive types without parameters, which a --schema may name (in Spark's spelling
+too: metastore.spark_properties.hive_name)."""
 _TOKEN = re.compile(r"\s*(`(?:[^`]|``)*`|'(?:[^'\\]|\\.)*'|[A-Za-z_][A-Za-z0-9_]*|\d+|[<>(),:])")
 
 
@@ -163,8 +147,11 @@ def _type(tokens: _Tokens) -> str:
             tokens.take(",")
         tokens.take(">")
         return f"struct<{','.join(fields)}>"
-    if lowered in _SIMPLE:
-        return _SIMPLE[lowered]
+    hive = spark_properties.hive_name(lowered)
+    if hive == "decimal":  # Hive's bare decimal
+        return "decimal(10,0)"
+    if hive in _PRIMITIVES:
+        return hive
     raise tokens.error(f"unknown type {word}")
 
 

@@ -2,6 +2,13 @@
 on. Each message is one line that says what went wrong and, where it helps, what to change;
 metastore.cli.errors gives each kind its exit code."""
 
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from metastore.files.errors import FilesError, InvalidLocation
+
 
 class JobError(Exception):
     """The job cannot go on: data it cannot read, a metastore that cannot serve it. The
@@ -68,3 +75,16 @@ class MetastoreCallFailed(MetastoreError):
 class Interrupted(KeyboardInterrupt):
     """The run was stopped by a signal (Ctrl-C, SIGTERM); the message says what was written
     before it stopped (the CLI exits 130)."""
+
+
+@contextlib.contextmanager
+def files_errors() -> Iterator[None]:
+    """The errors of the table's files (metastore.files) raised again as the job's own,
+    with the same message: a location written wrong is an OptionsError, the others (files
+    not there, not readable, of a format the job does not read) a JobError."""
+    try:
+        yield
+    except InvalidLocation as e:
+        raise OptionsError(str(e)) from e
+    except FilesError as e:
+        raise JobError(str(e)) from e

@@ -3,42 +3,39 @@ metastore (the table's location, storage format and partitions), and which parti
 them to analyze.
 
 A table registered in a metastore says where and how its data is stored: the table's
-location (and each partition's own), the input format and serde, or for a table Spark
-created as a data source the `spark.sql.sources.provider` parameter and the `path` serde
-parameter. Formats the job reads: Parquet, ORC, delimited text (LazySimpleSerDe, with its
-field.delim / serialization.format, escape.delim, serialization.null.format and the table's
-skip.header.line.count), CSV (OpenCSVSerde) and JSON (a JSON serde); anything else is a
-JobError that says what the table is stored as.
+location (and each partition's own), and its layout (metastore.files.layout: the format
+from the input format and serde, or from Spark's data source properties). A format the
+readers do not read is a JobError that says what the table is stored as.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Collection
+from typing import TYPE_CHECKING
 
 from hive_metastore_thrift import ttypes as t
-from metastore import names
+from metastore import arrow_types, names
+from metastore.columns import Column
+from metastore.files.errors import NotAFolder, NotFound
+from metastore.files.formats import ReadSpec
+from metastore.files.layout import Storage, TableLayout, layout_of, plain_layout
+from metastore.files.listing import (
+    Listing,
+    data_files,
+    list_files,
+    list_partition_folders,
+    sniff,
+)
+from metastore.files.locations import location_of
+from metastore.files.reading import file_schema
 from metastore.job.client import MetastoreClient
 from metastore.job.ddl import parse_schema
 from metastore.job.errors import JobError, OptionsError
-from metastore.job.files import (
-    Listing,
-    NotAFolder,
-    NotFound,
-    ReadSpec,
-    data_files,
-    file_schema,
-    hive_type_of,
-    list_files,
-    list_partition_folders,
-    location_of,
-    sniff,
-)
-from metastore.job.formats import hive_spec, provider_spec
 from metastore.job.options import AnalyzeOptions
-from metastore.job.source import Column, column_of, spark_hive_type
-from metastore.job.storage import has_storage
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 PAGE = 500
 
@@ -82,21 +79,31 @@ def from_path(options: AnalyzeOptions) -> FileSource:
             )
         )
     check_format(sample, fmt)
-    keys = [Column(k, "string", None) for k in listing.keys]
+    keys = [Column(k, "string") for k in listing.keys]
     key_set = {k.lower() for k in listing.keys}
     if fmt in ("parquet", "orc"):
         spec = ReadSpec(fmt)
         columns = [
-            column_of(field.name, hive_type_of(field.type))
+            Column(field.name, _hive_type(field, sample))
             for field in file_schema(sample, spec)
             if field.name.lower() not in key_set
         ]
     else:
         assert options.schema is not None
         data = [(n, h) for n, h in parse_schema(options.schema) if n.lower() not in key_set]
-        columns = [column_of(name, hive) for name, hive in data]
+        columns = [Column(name, hive) for name, hive in data]
         spec = ReadSpec(fmt, header=fmt == "csv", names=tuple(name for name, _ in data))
     return FileSource(location_of(options.path), spec, columns, keys, listing)
+
+
+def _hive_type(field: pa.Field, path: str) -> str:
+    try:
+        return arrow_types.hive_type(field.type)
+    except ValueError:
+        raise JobError(
+            f"column {field.name} of {path} is of Arrow type {field.type}, which has no Hive "
+            "type; the job cannot analyze these files"
+        ) from None
 
 
 _LOOKS_LIKE = {
@@ -168,23 +175,22 @@ def describe(table: t.Table, fmt: str | None) -> tuple[FileSource, str | None]:
     none (a table of an older run of the job): FMT, or else what its files look like. Its
     files are listed later (list_partitions), once the partitions to analyze are known."""
     where = f"{table.dbName}.{table.tableName}"
-    keys = [Column(k.name, k.type, None) for k in table.partitionKeys or []]
-    params = table.parameters or {}
+    storage = storage_of(table)
     repair = None
-    if not has_storage(table.sd) and "spark.sql.sources.provider" not in params:
-        location = table.sd.location if table.sd is not None else None
-        if not location:
+    if not storage.has_format:
+        if not storage.location:
             raise OptionsError(f"{where} has no location in the metastore; give --path")
-        repair = fmt or guess_format(location)
-        columns = [column_of(c.name, c.type) for c in table.sd.cols or []]
-        spec = ReadSpec(repair, header=repair == "csv", names=tuple(c.name for c in columns))
+        repair = fmt or guess_format(storage.location)
+        layout = plain_layout(storage, repair)
     else:
-        location, spec, columns = storage_of(table)
-        if fmt is not None and fmt != spec.format:
-            raise OptionsError(f"{where} is registered as {spec.format}, not {fmt}")
-    listing = Listing([k.name for k in keys], {}, {})
+        layout = layout_of(storage)
+        if fmt is not None and fmt != layout.spec.format:
+            raise OptionsError(f"{where} is registered as {layout.spec.format}, not {fmt}")
+    location = _location(layout, where)
+    listing = Listing([k.name for k in layout.keys], {}, {})
     where_at = (table.dbName, table.tableName)
-    return FileSource(location, spec, columns, keys, listing, where_at), repair
+    source = FileSource(location, layout.spec, layout.columns, layout.keys, listing, where_at)
+    return source, repair
 
 
 def list_partitions(client: MetastoreClient, source: FileSource, chosen: list[str]) -> None:
@@ -232,42 +238,23 @@ def key_value(value: str) -> str | None:
     return None if value == names.DEFAULT_PARTITION_VALUE else value
 
 
-def storage_of(table: t.Table) -> tuple[str, ReadSpec, list[Column]]:
-    """Where TABLE's data is, how to read it, and its data columns."""
-    where = f"{table.dbName}.{table.tableName}"
+def storage_of(table: t.Table) -> Storage:
+    """What TABLE says of its storage, as metastore.files.layout reads it."""
     sd = table.sd or t.StorageDescriptor()
     serde = sd.serdeInfo or t.SerDeInfo()
-    lib = serde.serializationLib or ""
-    serde_params = serde.parameters or {}
-    params = table.parameters or {}
-    provider = params.get("spark.sql.sources.provider", "").lower()
-    columns = [column_of(c.name, c.type) for c in sd.cols or []]
-    location = sd.location
-    if provider:
-        location = serde_params.get("path") or location
-        spark_schema = _spark_schema(params)
-        if spark_schema is not None:
-            keys = {k.name.lower() for k in table.partitionKeys or []}
-            columns = [c for c in spark_schema if c.name.lower() not in keys]
-        spec = provider_spec(where, provider, serde_params, [c.name for c in columns])
-    else:
-        names_ = [c.name for c in columns]
-        spec = hive_spec(where, sd.inputFormat or "", lib, serde_params, params, names_)
-    if not location:
+    return Storage(
+        where=f"{table.dbName}.{table.tableName}",
+        location=sd.location,
+        input_format=sd.inputFormat or "",
+        serde_lib=serde.serializationLib or "",
+        serde_parameters=serde.parameters or {},
+        table_parameters=table.parameters or {},
+        columns=[Column(c.name, c.type, c.comment) for c in sd.cols or []],
+        keys=[Column(k.name, k.type, k.comment) for k in table.partitionKeys or []],
+    )
+
+
+def _location(layout: TableLayout, where: str) -> str:
+    if not layout.location:
         raise OptionsError(f"{where} has no location in the metastore; give --path")
-    return location, spec, columns
-
-
-def _spark_schema(params: dict[str, str]) -> list[Column] | None:
-    """The columns of Spark's schema JSON in the table's parameters (split in parts)."""
-    from pyspark.sql.types import StructType
-
-    parts = params.get("spark.sql.sources.schema.numParts")
-    if parts is not None:
-        text = "".join(params[f"spark.sql.sources.schema.part.{i}"] for i in range(int(parts)))
-    else:
-        text = params.get("spark.sql.sources.schema", "")
-    if not text:
-        return None
-    schema = StructType.fromJson(json.loads(text))
-    return [column_of(f.name, spark_hive_type(f)) for f in schema.fields]
+    return layout.location

@@ -24,15 +24,17 @@ from collections.abc import Sequence
 
 from hive_metastore_thrift import ttypes as t
 from metastore import names
-from metastore.job import located, object_storage, writer
+from metastore.columns import Column
+from metastore.files import object_storage
+from metastore.files.layout import layout_of
+from metastore.job import located, writer
 from metastore.job.client import MetastoreClient
-from metastore.job.errors import JobError, NoSuchObject, OptionsError
+from metastore.job.errors import JobError, NoSuchObject, OptionsError, files_errors
 from metastore.job.options import AnalyzeOptions
 from metastore.job.scan import SkewRequest
 from metastore.job.settings import spark_conf
 from metastore.job.skew import sketched
-from metastore.job.source import Column, Plan, check_spec_keys, make_plan
-from metastore.job.storage import has_storage
+from metastore.job.source import Plan, check_spec_keys, make_plan
 
 log = logging.getLogger("metastore.job")
 SHOWN = 10
@@ -67,7 +69,7 @@ def prepare(options: AnalyzeOptions) -> Prepared:
     started = time.monotonic()
     db, name = options.db_name, options.table_name
     specs = options.partition_specs()
-    with MetastoreClient(options.connection) as client:
+    with files_errors(), MetastoreClient(options.connection) as client:
         stored = stored_table(client, db, name)
         prepared = Prepared(options, specs, stored)
         if options.spark_table is not None:
@@ -125,9 +127,10 @@ def _format_over(stored: t.Table | None, fmt: str) -> str | None:
     has none; None when the stored table already says FMT (an OptionsError if another)."""
     if stored is None:
         return fmt
-    if not has_storage(stored.sd) and "spark.sql.sources.provider" not in (stored.parameters or {}):
+    storage = located.storage_of(stored)
+    if not storage.has_format:
         return fmt
-    _, spec, _ = located.storage_of(stored)
+    spec = layout_of(storage).spec
     if spec.format != fmt:
         raise OptionsError(
             f"{stored.dbName}.{stored.tableName} is registered as {spec.format}; the files "

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from pyspark import SparkContext
     from pyspark.accumulators import Accumulator
 
-    from metastore.job.files import Split
+    from metastore.files.listing import Split
 
 log = logging.getLogger("metastore.job")
 

@@ -2,7 +2,7 @@
 
 Two ways in, one way out:
 
-* file sources (scan_files): the driver lists the files (metastore.job.files) and Spark runs
+* file sources (scan_files): the driver lists the files (metastore.files.listing) and Spark runs
   tasks over small lists of Splits; each task reads its files with PyArrow in bounded batches
   and turns them into a Partial per partition. No row passes through Spark.
 * a table of the Spark catalog (scan_dataframe): Spark hands the rows to Python as Arrow
@@ -29,12 +29,17 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from metastore import names
-from metastore.job import object_storage, skew
+from metastore.columns import Column
+from metastore.files import object_storage
+from metastore.files.errors import FilesError
+from metastore.files.formats import ReadSpec
+from metastore.files.listing import Split
+from metastore.files.reading import Pieces, read_split
+from metastore.job import skew
 from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
-from metastore.job.files import Pieces, ReadSpec, Split, read_split
 from metastore.job.progress import Reporter, Sender
-from metastore.job.source import Column, Plan
+from metastore.job.source import Plan
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -200,8 +205,8 @@ def _file_task(
                         send(split.index, pieces.fraction)
                 if send is not None:
                     send(split.index, 1.0)
-            except JobError:
-                raise
+            except FilesError as e:  # as the job's own, which task_errors finds again
+                raise JobError(str(e)) from e
             except Exception as e:  # one line that names the file, for the driver to show
                 raise JobError(
                     f"reading {split.path} failed: {type(e).__name__}: {_first_line(e)}"

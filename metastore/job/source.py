@@ -7,9 +7,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from metastore import names
+from metastore import names, spark_properties
+from metastore.columns import Column
 from metastore.job.errors import OptionsError
-from metastore.vocabulary import Kind, kind_of_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column as SparkColumn
@@ -18,23 +18,6 @@ if TYPE_CHECKING:
     from hive_metastore_thrift import ttypes as t
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Column:
-    """A column of the table: its name as the data spells it, its Hive type, and the kind of
-    statistics HMS keeps for it (None for arrays, maps and structs)."""
-
-    name: str
-    hive_type: str
-    kind: Kind | None
-
-    @property
-    def stats_kind(self) -> Kind:
-        """The kind, for a column that is analyzed (see Plan.columns)."""
-        if self.kind is None:
-            raise ValueError(f"HMS keeps no statistics for {self.name} of type {self.hive_type}")
-        return self.kind
 
 
 @dataclass
@@ -49,15 +32,10 @@ class Plan:
     all_columns: list[Column]
 
 
-def hive_type(spark_type: str) -> str:
-    """Hive's name for a Spark simpleString type ('timestamp_ntz' is a Hive timestamp)."""
-    return "timestamp" if spark_type == "timestamp_ntz" else spark_type
-
-
 def spark_hive_type(field: Any) -> str:
-    """The Hive type text of a Spark field (CHAR/VARCHAR kept from the catalog metadata)."""
-    char_varchar = field.metadata.get("__CHAR_VARCHAR_TYPE_STRING") if field.metadata else None
-    return hive_type(char_varchar or field.dataType.simpleString())
+    """The Hive type text of a Spark StructField (CHAR/VARCHAR kept from the catalog
+    metadata), by the one converter of metastore.spark_properties."""
+    return spark_properties.hive_type_of_field(field.jsonValue())
 
 
 def read_spark_table(spark: SparkSession, name: str) -> tuple[DataFrame, list[str]]:
@@ -72,15 +50,11 @@ def columns_of_dataframe(df: DataFrame, keys: Sequence[str]) -> tuple[list[Colum
     fields = {f.name: f for f in df.schema.fields}
     key_set = {k.lower() for k in keys}
     data = [
-        column_of(field.name, spark_hive_type(field))
+        Column(field.name, spark_hive_type(field))
         for field in df.schema.fields
         if field.name.lower() not in key_set
     ]
-    return data, [Column(k, spark_hive_type(fields[k]), None) for k in keys]
-
-
-def column_of(name: str, hive: str) -> Column:
-    return Column(name, hive, kind_of_type(hive))
+    return data, [Column(k, spark_hive_type(fields[k])) for k in keys]
 
 
 def make_plan(

@@ -22,8 +22,8 @@ from __future__ import annotations
 import json
 
 from hive_metastore_thrift import ttypes as t
+from metastore.columns import Column
 from metastore.job.ddl import spark_field, spark_type
-from metastore.job.source import Column
 
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"

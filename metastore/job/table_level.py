@@ -26,6 +26,7 @@ from metastore.job.scan import Partial
 from metastore.job.source import Plan
 from metastore.job.writer import MEASURED
 from metastore.sketches import Sketch, kll_merge, merge_sketches, try_read_sketch
+from metastore.stats import accurate
 from metastore.thrift_stats import union_member
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def table_level(
             stats.bitVectors = unions.bits[name].to_bytes()
         if name in unions.histograms:
             stats.histogram = unions.histogram(name)
-    rows = int(basic["numRows"]) if "numRows" in basic else None
+    rows = accurate.row_count(basic)
     for stats in by_name.values():
         # One partition without a bit vector: its own NDV, which counts NULL already.
         if getattr(stats, "numDVs", None) is not None and (stats.bitVectors or len(parts) > 1):

@@ -27,6 +27,7 @@ import hashlib
 import json
 from collections.abc import Mapping
 
+from metastore.spark_properties import read_large
 from metastore.spark_stats.histogram import HistogramFormatError, decode_histogram
 from metastore.spark_stats.histogram import histogram_payload as _payload
 
@@ -36,8 +37,6 @@ NUM_ROWS = PREFIX + "numRows"
 COLUMN_PREFIX = PREFIX + "colStats."
 VERSION = "2"
 """CatalogColumnStat.VERSION."""
-MAX_VALUE_LENGTH = 4000
-"""The length over which Spark splits a value (splitLargeTableProp's default threshold)."""
 
 DIGEST_KEY = PREFIX + "colstats.digest"
 """The parameter colstats adds next to the keys it derives, for recognising their echo. Under
@@ -56,32 +55,6 @@ def is_spark_key(key: str) -> bool:
 def spark_keys(parameters: Mapping[str, str]) -> dict[str, str]:
     """The spark.sql.statistics.* entries of PARAMETERS."""
     return {k: v for k, v in parameters.items() if is_spark_key(k)}
-
-
-def split_value(key: str, value: str, limit: int = MAX_VALUE_LENGTH) -> dict[str, str]:
-    """KEY=VALUE as Spark writes it: one entry, or numParts and parts of LIMIT characters."""
-    if len(value) <= limit:
-        return {key: value}
-    parts = [value[i : i + limit] for i in range(0, len(value), limit)]
-    out = {f"{key}.numParts": str(len(parts))}
-    out.update({f"{key}.part.{i}": part for i, part in enumerate(parts)})
-    return out
-
-
-def read_large(parameters: Mapping[str, str], key: str) -> str | None:
-    """readLargeTableProp: the value of KEY, joined from its parts when split; None when
-    absent; ValueError when the parts are incomplete (Spark throws, and drops the column)."""
-    if key in parameters:
-        return parameters[key]
-    count = parameters.get(f"{key}.numParts")
-    if count is None:
-        if any(k.startswith(key) for k in parameters):
-            raise ValueError(f"{key} has parts but no {key}.numParts")
-        return None
-    try:
-        return "".join(parameters[f"{key}.part.{i}"] for i in range(int(count)))
-    except (KeyError, ValueError):
-        raise ValueError(f"{key} is split into {count!r} parts that are not all there") from None
 
 
 def column_names(parameters: Mapping[str, str]) -> list[str]:

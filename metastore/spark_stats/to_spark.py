@@ -32,13 +32,13 @@ back to Hive's ``totalSize`` (else ``rawDataSize``) and ``numRows`` only when th
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
+from metastore.spark_properties import schema_fields, split_value
 from metastore.spark_stats.histogram import DEFAULT_BINS, encode_histogram
 from metastore.spark_stats.properties import (
     COLUMN_PREFIX,
@@ -47,8 +47,6 @@ from metastore.spark_stats.properties import (
     TOTAL_SIZE,
     VERSION,
     is_spark_key,
-    read_large,
-    split_value,
     statistics_digest,
 )
 from metastore.spark_stats.values import (
@@ -91,13 +89,13 @@ def spark_statistics(
     StatsRows (metastore.stats.rows). Long values are split as Spark splits them.
     """
     columns = list(columns)
-    if not columns and _positive(parameters.get("numRows")) is None:
+    if not columns and not accurate.row_count(parameters):
         # Nothing is derived without columns, and nothing is said without a row count (the
         # rule below), as for most partitions: spared the parsing, once per partition.
         return {}
     basic = accurate.basic_accurate(parameters.get(accurate.KEY))
     fresh = {c.lower() for c in accurate.accurate_columns(parameters.get(accurate.KEY))}
-    num_rows = _positive(parameters.get("numRows")) if basic else None
+    num_rows = (accurate.row_count(parameters) or None) if basic else None
     by_name = {str(row["COLUMN_NAME"]).lower(): row for row in rows}
     derived: dict[str, dict[str, str]] = {}
     row_size = ROW_OVERHEAD
@@ -151,12 +149,8 @@ def spark_column_names(parameters: Mapping[str, str]) -> dict[str, str]:
     source table's parameters (spark.sql.sources.schema, or its numParts and parts); empty
     when there is none or it does not parse. Spark matches column statistics to its columns
     by exact name (CatalogStatistics.toPlanStats), and the metastore's names are lower case."""
-    try:
-        text = read_large(parameters, "spark.sql.sources.schema")
-        fields = json.loads(text)["fields"] if text else []
-        return {str(f["name"]).lower(): str(f["name"]) for f in fields}
-    except (ValueError, KeyError, TypeError):
-        return {}
+    fields = schema_fields(parameters) or []
+    return {str(f["name"]).lower(): str(f["name"]) for f in fields}
 
 
 # ------------------------------------------------------------------------------------------

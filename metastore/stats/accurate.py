@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from typing import Any
 
 KEY = "COLUMN_STATS_ACCURATE"
+NUM_ROWS = "numRows"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -57,6 +58,25 @@ def accurate_columns(value: str | None) -> frozenset[str]:
 def basic_accurate(value: str | None) -> bool:
     """Whether VALUE says the basic statistics (numRows, totalSize, ...) are current."""
     return _parse(value)[0]
+
+
+def row_count(parameters: Mapping[str, str]) -> int | None:
+    """The numRows of a table's or partition's PARAMETERS, read leniently, as every reader
+    here reads it: None when absent, not a whole number, or negative (Hive's -1: unknown)."""
+    text = parameters.get(NUM_ROWS)
+    if not text:
+        return None
+    try:
+        count = int(text.strip())
+    except ValueError:
+        return None
+    return count if count >= 0 else None
+
+
+def current_row_count(parameters: Mapping[str, str]) -> int | None:
+    """row_count, when the parameters' COLUMN_STATS_ACCURATE says the basic statistics are
+    current; else None."""
+    return row_count(parameters) if basic_accurate(parameters.get(KEY)) else None
 
 
 def with_basic(value: str | None) -> str:

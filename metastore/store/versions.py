@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from sqlalchemy import (
     BigInteger,
@@ -37,13 +37,20 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.elements import ClauseElement
 
 from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.driver import driver_execute, driver_rows
 
-if TYPE_CHECKING:
-    from metastore.store.transactions import Transactions
+
+class Queries(Protocol):
+    """What `read` runs its statement with: store.transactions.Transactions."""
+
+    def query(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of one read STATEMENT with PARAMS, outside a transaction."""
+        ...
+
 
 _TOUCHED = "colstats_touched_tables"
 _CHANGE = "colstats_change"
@@ -123,7 +130,7 @@ TableName = tuple[str, str, str]
 """(catalog, database, table), as stored (lower case)."""
 
 
-def read(tx: Transactions, tables: Iterable[TableName]) -> dict[TableName, tuple[int, int | None]]:
+def read(tx: Queries, tables: Iterable[TableName]) -> dict[TableName, tuple[int, int | None]]:
     """The (TBL_ID, VERSION) of each of TABLES that exists, in one statement outside a
     transaction; VERSION is None for a table without one (created by a server older than
     schema 0005: it gets one at its next change)."""

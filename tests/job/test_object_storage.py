@@ -35,8 +35,8 @@ from pyspark.sql import SparkSession
 from s3_server import BUCKET, S3Server, free_port, upload
 
 from hive_metastore_thrift import ttypes as t
-from metastore.job import files, object_storage
-from metastore.job.errors import JobError, OptionsError
+from metastore.files import listing, locations, object_storage
+from metastore.files.errors import FilesError, InvalidLocation
 from metastore.job.storage import HIVE_STORAGE
 
 pytestmark = [
@@ -285,13 +285,13 @@ def test_listing_is_paged_not_one_call_per_folder(s3: S3Server, driver_settings:
         list(pool.map(put, range(1005)))
     object_storage.use(object_storage.S3Settings.from_spark_conf(s3.spark_conf(), {}))
     before = s3.requests("list-type=2"), s3.requests("max-keys=1000")
-    listing = files.list_files(f"s3a://{BUCKET}/{prefix}")
+    listed = listing.list_files(f"s3a://{BUCKET}/{prefix}")
     after = s3.requests("list-type=2"), s3.requests("max-keys=1000")
     assert (after[0] - before[0], after[1] - before[1]) == (3, 2)
-    assert len(listing.files) == 201
-    assert all(len(found) == 5 for found in listing.files.values())
-    assert listing.files["ds=7"][0] == (f"s3a://{BUCKET}/{prefix}/ds=7/part-0.parquet", 1)
-    assert listing.folders["ds=7"] == f"s3a://{BUCKET}/{prefix}/ds=7"
+    assert len(listed.files) == 201
+    assert all(len(found) == 5 for found in listed.files.values())
+    assert listed.files["ds=7"][0] == (f"s3a://{BUCKET}/{prefix}/ds=7/part-0.parquet", 1)
+    assert listed.folders["ds=7"] == f"s3a://{BUCKET}/{prefix}/ds=7"
 
 
 # ------------------------------------------------------------------------------------------
@@ -371,13 +371,13 @@ def test_a_query_becomes_settings_of_its_bucket() -> None:
         ("spark.hadoop.fs.s3a.bucket.lake.secret.key", "S"),
     ]
     assert object_storage.split_location("file:/a?b") == ("file:/a?b", [])
-    with pytest.raises(OptionsError, match="unknown option 'x'"):
+    with pytest.raises(InvalidLocation, match="unknown option 'x'"):
         object_storage.split_location("s3a://lake/t?x=1")
 
 
 def test_a_location_without_a_bucket_is_refused() -> None:
-    with pytest.raises(JobError, match="names no bucket"):
-        files.filesystem("s3a:///sales")
+    with pytest.raises(FilesError, match="names no bucket"):
+        locations.filesystem("s3a:///sales")
 
 
 # ------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from metastore.job.files import Split
+from metastore.files.listing import Split
 from metastore.job.progress import Channel, Progress, Reporter, duration_text, size_text
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from metastore.job.files import Split
+from metastore.files.listing import Split
 from metastore.job.scan import TASK_BYTES, task_groups
 
 

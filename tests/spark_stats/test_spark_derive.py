@@ -15,6 +15,7 @@ from stats_builders import dec
 
 from hive_metastore_thrift import ttypes as t
 from metastore.sketches import kll_build
+from metastore.spark_properties import read_large, split_value
 from metastore.spark_stats import (
     DIGEST_KEY,
     decode_histogram,
@@ -23,7 +24,6 @@ from metastore.spark_stats import (
     statistics_digest,
     with_spark_statistics,
 )
-from metastore.spark_stats.properties import read_large, split_value
 from metastore.spark_stats.to_spark import spark_distinct_count
 
 P = "spark.sql.statistics.colStats."

@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from spark_rows import COLUMNS, every_type, every_type_parameters, row
 
 from metastore.sketches import kll_build, kll_count
+from metastore.spark_properties import read_large
 from metastore.spark_stats import (
     Histogram,
     HistogramBin,
@@ -30,7 +31,7 @@ from metastore.spark_stats import (
     with_spark_statistics,
 )
 from metastore.spark_stats.histogram import histogram_payload, read_lz4_blocks
-from metastore.spark_stats.properties import COLUMN_PREFIX, DIGEST_KEY, read_large
+from metastore.spark_stats.properties import COLUMN_PREFIX, DIGEST_KEY
 from metastore.spark_stats.values import java_double_text, java_float_text
 from metastore.thrift_stats import python_decimal, union_member
 

@@ -15,6 +15,7 @@ from spark_rows import COLUMNS, NUM_ROWS, TYPES, every_type, every_type_paramete
 from hive_metastore_thrift import ttypes as t
 from metastore.hms.structs.statistics import stats_row
 from metastore.sketches import kll_count, kll_quantiles
+from metastore.spark_properties import split_value
 from metastore.spark_stats import (
     DIGEST_KEY,
     Histogram,
@@ -24,7 +25,6 @@ from metastore.spark_stats import (
     with_spark_statistics,
 )
 from metastore.spark_stats.histogram import decode_histogram, histogram_payload
-from metastore.spark_stats.properties import split_value
 from metastore.stats.validate import checked
 from metastore.thrift_stats import python_decimal, union_member
 

@@ -1,20 +1,41 @@
 """How a table's files are read, from what the metastore says of the table: its input
 format, serde and their parameters, or Spark's provider for a table Spark created as a data
-source. Plain values in, a ReadSpec out: the job (metastore.job.located, from Thrift structs)
-and the Flight door's scans (metastore.flight.scans, from the database's rows) share it.
+source. Plain values in, a ReadSpec out (metastore.files.layout reads them from a table).
 
 Formats read: Parquet, ORC, delimited text (LazySimpleSerDe, with its field.delim /
 serialization.format, escape.delim, serialization.null.format and the table's
-skip.header.line.count), CSV (OpenCSVSerde) and JSON (a JSON serde); anything else is a
-JobError that says what the table is stored as.
+skip.header.line.count), CSV (OpenCSVSerde) and JSON (a JSON serde); anything else is
+NotReadHere, which says what the table is stored as.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
-from metastore.job.errors import JobError
-from metastore.job.files import ReadSpec
+from metastore.files.errors import NotReadHere
+
+BATCH_ROWS = 131_072
+"""Rows per record batch read: the memory of a reader is bounded by this, not by files."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadSpec:
+    """How to read the files: the format and, for text, how a line splits into columns."""
+
+    format: str
+    """parquet, orc, csv (delimited text) or json (a JSON object per line)."""
+    delimiter: str = ","
+    quote: str | None = '"'
+    escape: str | None = None
+    header: bool = False
+    null_text: tuple[str, ...] = ("",)
+    """Texts read as NULL in every column."""
+    empty_is_null: bool = True
+    """An empty text is NULL in a column that is not a string (as Hive's text reader)."""
+    names: tuple[str, ...] = ()
+    """For csv: every column of the files, in order (a header line is skipped, not read)."""
+
 
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
@@ -35,7 +56,7 @@ def provider_spec(
     COLUMN_NAMES, in order; SERDE its serde parameters, where Spark keeps its options)."""
     fmt = provider.lower().rsplit(".", 1)[-1]
     if fmt not in SPARK_FORMATS:
-        raise JobError(
+        raise NotReadHere(
             f"{where} is a Spark {provider} table; the job reads parquet, orc, csv and "
             "json tables (use --spark-table for others)"
         )
@@ -86,7 +107,7 @@ def hive_spec(
             null_text=(serde.get("serialization.null.format", "\\N"),),
             names=names_,
         )
-    raise JobError(
+    raise NotReadHere(
         f"{where} is stored as {input_format or 'no input format'} with serde "
         f"{lib or 'none'}; the job reads Parquet, ORC, delimited text, CSV and JSON tables"
     )

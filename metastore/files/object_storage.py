@@ -1,5 +1,6 @@
-"""Object storage for the job's reads: `s3://`, `s3a://` and `s3n://` locations opened with
-PyArrow's S3 filesystem, configured the way Spark users configure S3A.
+"""Object storage for the reads of a table's files (the job's, the Flight door's): `s3://`,
+`s3a://` and `s3n://` locations opened with PyArrow's S3 filesystem, configured the way Spark
+users configure S3A.
 
 The settings are Spark's Hadoop settings of S3A (`spark.hadoop.fs.s3a.endpoint`,
 `access.key`, `secret.key`, `session.token`, `path.style.access`, `connection.ssl.enabled`,
@@ -26,7 +27,7 @@ from urllib.parse import parse_qsl, urlparse
 
 import pyarrow.fs as pafs
 
-from metastore.job.errors import OptionsError
+from metastore.files.errors import InvalidLocation
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 HADOOP_S3A = "spark.hadoop.fs.s3a."
@@ -197,7 +198,7 @@ def split_location(location: str) -> tuple[str, list[tuple[str, str]]]:
     for name, value in parse_qsl(parsed.query, keep_blank_values=True):
         key = QUERY_SETTINGS.get(name)
         if key is None:
-            raise OptionsError(
+            raise InvalidLocation(
                 f"--path {parsed._replace(query='').geturl()}: unknown option {name!r} in the "
                 f"location's query; known: {', '.join(QUERY_SETTINGS)}"
             )

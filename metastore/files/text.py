@@ -1,7 +1,7 @@
 """Reading csv and json files (and Hive's delimited text) in record batches, as Spark reads
 them: a value that does not parse as its column's type is NULL, and counted (Text.unparsed,
 with a few examples naming the file, the row and the column), unless the run is strict,
-where the first such value is a JobError naming the file, the row and the column.
+where the first such value is a FilesError naming the file, the row and the column.
 
 Rows are numbered from 1, data rows only (a csv header line is not counted), as a person
 finds them in the file. A csv row with more or fewer fields than the columns is read as
@@ -22,17 +22,47 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from metastore.job.errors import JobError
+from metastore import arrow_types
+from metastore.files.errors import FilesError, NotReadHere
+from metastore.files.formats import BATCH_ROWS, ReadSpec
+from metastore.vocabulary import HiveTypeError, base_type
 
 if TYPE_CHECKING:
-    from metastore.job.files import ReadSpec
-    from metastore.job.source import Column
+    from metastore.columns import Column
 
 TEXT_BLOCK_BYTES = 16 * 1024 * 1024
 EXAMPLES = 3
 """Values that did not parse, kept as examples for the summary."""
 _SMALL = 16
 """Below this many values, the failing ones of a cast are found one by one."""
+
+
+# The types read from text files (csv, json, delimited text).
+_TEXT_TYPES = frozenset(
+    {
+        *("boolean", "tinyint", "smallint", "int", "bigint", "float", "double"),
+        *("decimal", "string", "varchar", "char", "binary", "date", "timestamp"),
+    }
+)
+
+
+def text_arrow_type(hive_type: str) -> pa.DataType:
+    """The Arrow type a column of HIVE_TYPE is read as from text files (a primitive type);
+    NotReadHere for other types."""
+    if base_type(hive_type) not in _TEXT_TYPES:
+        raise NotReadHere(f"columns of type {hive_type} are not read from text files")
+    try:
+        return arrow_types.arrow_type(hive_type)
+    except HiveTypeError as e:
+        raise NotReadHere(f"columns of type {hive_type} are not read: {e}") from None
+
+
+def arrow_type_or_null(hive_type: str) -> pa.DataType:
+    """text_arrow_type, or Arrow's null type for a column that is not read from text."""
+    try:
+        return text_arrow_type(hive_type)
+    except NotReadHere:
+        return pa.null()
 
 
 @dataclasses.dataclass
@@ -49,7 +79,7 @@ class Text:
         counted, or with STRICT an error."""
         where = f"{self.path} row {row}" + (f", column {column}" if column else "")
         if self.strict:
-            raise JobError(
+            raise FilesError(
                 f"{where}: {text!r} {why} (correct the file, or run without --strict to read "
                 "such values as NULL)"
             )
@@ -62,7 +92,6 @@ def read_text(
     f: Any, spec: ReadSpec, columns: Sequence[Column], found: Text
 ) -> Iterator[pa.RecordBatch]:
     """The rows of the csv or json file F as batches of the readable COLUMNS (by name)."""
-    from metastore.job.files import arrow_type_or_null
 
     types = {c.name: arrow_type_or_null(c.hive_type) for c in columns}
     readable = [c for c in columns if not pa.types.is_null(types[c.name])]
@@ -295,8 +324,6 @@ def _json_lines(
     found: Text,
 ) -> Iterator[pa.RecordBatch]:
     """The json lines of F after the first SKIP records, a batch per BATCH lines."""
-    from metastore.job.files import BATCH_ROWS
-
     values: dict[str, list[str | None]] = {c.name: [] for c in readable}
     numbers: list[int] = []
     row = 0

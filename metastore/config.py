@@ -41,9 +41,18 @@ The file is the one named by --config or METASTORE_CONFIG, with keys at the top 
     # Arrow Flight for DuckDB's Airport extension (off unless a port is set)
     flight_port = 8815
     flight_token = "a long random secret"   # DuckDB sends it from an airport secret
+    # Object storage the Flight door scans (s3://, s3a://): Hadoop's S3A keys, as in
+    # core-site.xml; credentials not given here come from AWS_ACCESS_KEY_ID, ... or the AWS
+    # SDK's chain (a profile, an instance or pod role)
+    [s3a]
+    "fs.s3a.endpoint" = "http://minio:9000"
+    "fs.s3a.path.style.access" = true
+    "fs.s3a.bucket.lake.endpoint.region" = "eu-west-1"
 
 Each key has an environment variable METASTORE_<KEY in upper case>, e.g. METASTORE_DB. Lists
-are comma-separated there (METASTORE_WRITERS="etl,@analysts") and on the command line.
+are comma-separated there (METASTORE_WRITERS="etl,@analysts") and on the command line, and so
+are the s3a settings (METASTORE_S3A="fs.s3a.endpoint=http://minio:9000,fs.s3a.path.style.
+access=true"). The s3a settings are never logged or shown: they may hold secrets.
 """
 
 from __future__ import annotations
@@ -143,6 +152,10 @@ class Settings:
     """Also serve Arrow Flight for DuckDB's Airport extension on this port (None: off)."""
     flight_token: str | None = None
     """The bearer token every Flight call must carry (None: none; see metastore.flight)."""
+    s3a: tuple[tuple[str, str], ...] = dataclasses.field(default=(), repr=False)
+    """Hadoop's S3A settings (fs.s3a.* keys and their values) with which the Flight door
+    opens tables on object storage (metastore.files.object_storage); not in the repr, since
+    they may hold secrets."""
 
     @property
     def authentication(self) -> bool:
@@ -225,6 +238,8 @@ def _coerce(key: str, value: Any, source: str) -> Any:
             return number(value)
         except (TypeError, ValueError):
             raise SettingsError(f"{source}: {key} must be {noun}, not {value!r}") from None
+    if kind.startswith("tuple[tuple[str, str]"):
+        return _s3a_settings(value, source)
     if kind.startswith("tuple[str"):
         if isinstance(value, str):
             return tuple(item.strip() for item in value.split(",") if item.strip())
@@ -234,6 +249,47 @@ def _coerce(key: str, value: Any, source: str) -> Any:
     if value is not None and not isinstance(value, str):
         raise SettingsError(f"{source}: {key} must be text, not {value!r}")
     return value
+
+
+S3A_PREFIX = "fs.s3a."
+
+
+def _s3a_settings(value: Any, source: str) -> tuple[tuple[str, str], ...]:
+    """The s3a setting: a TOML table (its dotted keys, quoted or nested, joined again) or
+    the text KEY=VALUE,KEY=VALUE of the environment; each key an fs.s3a.* key."""
+    if isinstance(value, str):
+        pairs = []
+        for item in (part.strip() for part in value.split(",")):
+            if not item:
+                continue
+            key, sep, text = item.partition("=")
+            if not sep:
+                raise SettingsError(f"{source}: s3a takes KEY=VALUE items, not {item!r}")
+            pairs.append((key.strip(), text.strip()))
+    elif isinstance(value, dict):
+        pairs = list(_flattened(value, ""))
+    elif isinstance(value, tuple):
+        pairs = list(value)
+    else:
+        raise SettingsError(f"{source}: s3a must be a table of fs.s3a.* keys, not {value!r}")
+    wrong = [key for key, _ in pairs if not key.startswith(S3A_PREFIX) or key == S3A_PREFIX]
+    if wrong:
+        raise SettingsError(
+            f"{source}: s3a takes Hadoop's S3A keys (fs.s3a.endpoint, fs.s3a.access.key, ...), "
+            f"not {', '.join(wrong)}"
+        )
+    return tuple(sorted(pairs))
+
+
+def _flattened(table: dict[str, Any], prefix: str) -> Any:
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from _flattened(value, name + ".")
+        elif isinstance(value, bool):
+            yield name, "true" if value else "false"
+        else:
+            yield name, str(value)
 
 
 def load(config_file: str | None = None, **flags: Any) -> Settings:

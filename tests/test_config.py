@@ -103,3 +103,43 @@ def test_the_embedded_database_lives_in_metastore_home(
     assert Settings().database_url() == f"sqlite:///{tmp_path / 'home' / 'metastore.db'}"
     assert (tmp_path / "home").is_dir()
     assert Settings(db="postgresql+psycopg://h/db").database_url() == "postgresql+psycopg://h/db"
+
+
+def test_object_storage_settings_from_the_file_and_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "m.toml"
+    # Quoted dotted keys and TOML's nested tables read alike; booleans as Hadoop writes them.
+    path.write_text(
+        '[s3a]\n"fs.s3a.endpoint" = "http://minio:9000"\n'
+        'fs.s3a.path.style.access = true\n"fs.s3a.secret.key" = "s3cr3t"\n'
+    )
+    settings = config.load(str(path))
+    assert settings.s3a == (
+        ("fs.s3a.endpoint", "http://minio:9000"),
+        ("fs.s3a.path.style.access", "true"),
+        ("fs.s3a.secret.key", "s3cr3t"),
+    )
+    assert "s3cr3t" not in repr(settings)
+    monkeypatch.setenv(
+        "METASTORE_S3A", "fs.s3a.endpoint=http://other:9000, fs.s3a.attempts.maximum=1"
+    )
+    assert config.load(str(path)).s3a == (
+        ("fs.s3a.attempts.maximum", "1"),
+        ("fs.s3a.endpoint", "http://other:9000"),
+    )
+
+
+def test_object_storage_settings_that_are_not_s3a_keys(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "m.toml"
+    path.write_text('[s3a]\nendpoint = "http://minio:9000"\n')
+    with pytest.raises(SettingsError, match=r"s3a takes Hadoop's S3A keys .*, not endpoint$"):
+        config.load(str(path))
+    monkeypatch.setenv("METASTORE_S3A", "fs.s3a.endpoint")
+    with pytest.raises(SettingsError, match=r"METASTORE_S3A: s3a takes KEY=VALUE items"):
+        config.load()
+    monkeypatch.setenv("METASTORE_S3A", "spark.hadoop.fs.s3a.endpoint=x")
+    with pytest.raises(SettingsError, match=r"not spark.hadoop.fs.s3a.endpoint$"):
+        config.load()

@@ -2,18 +2,20 @@
 `s3a://` and `s3n://` locations opened with PyArrow's S3 filesystem, configured the way Spark
 users configure S3A.
 
-The settings are Spark's Hadoop settings of S3A (`spark.hadoop.fs.s3a.endpoint`,
-`access.key`, `secret.key`, `session.token`, `path.style.access`, `connection.ssl.enabled`,
-`endpoint.region`, and their per-bucket forms `spark.hadoop.fs.s3a.bucket.NAME.endpoint`, ...),
-read where Spark reads them: spark-submit's configuration, `spark-defaults.conf`, and the
-job's own `--conf`. Credentials not given there come from the driver's AWS environment
-(`AWS_ACCESS_KEY_ID`, ...), and failing that from the AWS SDK's own chain in each process
-(a profile, an instance or pod role).
+The settings are Hadoop's settings of S3A (`fs.s3a.endpoint`, `access.key`, `secret.key`,
+`session.token`, `path.style.access`, `connection.ssl.enabled`, `endpoint.region`, and their
+per-bucket forms `fs.s3a.bucket.NAME.endpoint`, ...). The job reads them where Spark does,
+as `spark.hadoop.fs.s3a.*` (spark-submit's configuration, `spark-defaults.conf`, the job's
+own `--conf`: :func:`S3Settings.from_spark_conf`); the server's Flight door as `fs.s3a.*` in
+its own settings (the `s3a` table of its configuration file, METASTORE_S3A:
+:func:`S3Settings.from_hadoop`). Credentials not given there come from the process's AWS
+environment (`AWS_ACCESS_KEY_ID`, ...), and failing that from the AWS SDK's own chain in
+each process (a profile, an instance or pod role).
 
-The driver reads the settings once (:func:`S3Settings.from_spark_conf`) and sends them with
-every task, so that executors on other machines open the files as the driver listed them;
-each process keeps them in :func:`use` and opens a filesystem per bucket. Secrets are never
-logged: the settings print with their secrets masked.
+The job's driver reads the settings once and sends them with every task, so that executors
+on other machines open the files as the driver listed them; each process keeps them in
+:func:`use` and opens a filesystem per bucket. Secrets are never logged: the settings print
+with their secrets masked, and the advice of an error names the keys, never their values.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ from metastore.files.errors import InvalidLocation
 
 S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
 HADOOP_S3A = "spark.hadoop.fs.s3a."
+"""The prefix of the S3A settings in Spark's configuration."""
+S3A = "fs.s3a."
+"""The prefix of the S3A settings in Hadoop's (core-site.xml) and the server's."""
 SECRET_KEYS = frozenset({"access.key", "secret.key", "session.token"})
 CONNECT_SECONDS = 10.0
 """How long a connection to the endpoint may take (Hadoop's fs.s3a.connection.establish.timeout
@@ -65,17 +70,33 @@ class S3Settings:
     'bucket.lake.endpoint', ...), as the job's processes open buckets with them."""
 
     settings: tuple[tuple[str, str], ...] = ()
+    prefix: str = HADOOP_S3A
+    """How the keys were given (Spark's prefix, or Hadoop's): the errors' advice names them
+    so, as the user wrote them."""
 
     @classmethod
     def from_spark_conf(
         cls, conf: Mapping[str, str], environment: Mapping[str, str] | None = None
     ) -> S3Settings:
-        """The S3A settings in Spark's configuration CONF; credentials the configuration does
-        not give come from the AWS variables of ENVIRONMENT (the process's by default)."""
+        """The S3A settings in Spark's configuration CONF (spark.hadoop.fs.s3a.*);
+        credentials the configuration does not give come from the AWS variables of
+        ENVIRONMENT (the process's by default)."""
+        return cls.from_hadoop(conf, environment, prefix=HADOOP_S3A)
+
+    @classmethod
+    def from_hadoop(
+        cls,
+        conf: Mapping[str, str],
+        environment: Mapping[str, str] | None = None,
+        prefix: str = S3A,
+    ) -> S3Settings:
+        """The S3A settings among CONF's keys that start with PREFIX (fs.s3a.* by default,
+        as core-site.xml and the server's settings name them); credentials CONF does not
+        give come from the AWS variables of ENVIRONMENT (the process's by default)."""
         settings = {
-            key[len(HADOOP_S3A) :]: value.strip()
+            key[len(prefix) :]: value.strip()
             for key, value in conf.items()
-            if key.startswith(HADOOP_S3A)
+            if key.startswith(prefix)
         }
         env = os.environ if environment is None else environment
         if "access.key" not in settings and env.get("AWS_ACCESS_KEY_ID"):
@@ -85,7 +106,7 @@ class S3Settings:
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
         if region and "endpoint.region" not in settings and "region" not in settings:
             settings["endpoint.region"] = region  # the driver's, for every executor
-        return cls(tuple(sorted(settings.items())))
+        return cls(tuple(sorted(settings.items())), prefix)
 
     def __repr__(self) -> str:
         shown = ", ".join(
@@ -218,12 +239,12 @@ def one_line(error: BaseException) -> str:
 _ADVICE = (
     (
         ("INVALID_ACCESS_KEY_ID", "SIGNATURE_DOES_NOT_MATCH", "ACCESS_DENIED", "EXPIRED_TOKEN"),
-        "the credentials were refused: check spark.hadoop.fs.s3a.access.key, secret.key and "
+        "the credentials were refused: check {prefix}access.key, secret.key and "
         "session.token (or AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, the AWS profile)",
     ),
     (
         ("NETWORK_CONNECTION", "Could not connect", "Couldn't connect", "Timeout"),
-        "{endpoint} does not answer: check spark.hadoop.fs.s3a.endpoint (and "
+        "{endpoint} does not answer: check {prefix}endpoint (and "
         "connection.ssl.enabled) and that the server is up",
     ),
     (("NO_SUCH_BUCKET",), "the bucket {bucket} does not exist at {endpoint}"),
@@ -240,8 +261,10 @@ def explain(location: str, error: BaseException) -> str:
     bucket = parsed.netloc
     for names, advice in _ADVICE:
         if any(name in text for name in names):
-            endpoint = current().endpoint(bucket)
-            return advice.format(bucket=bucket, endpoint=endpoint) + f" ({_short(text)})"
+            settings = current()
+            endpoint = settings.endpoint(bucket)
+            found = advice.format(bucket=bucket, endpoint=endpoint, prefix=settings.prefix)
+            return found + f" ({_short(text)})"
     return text
 
 

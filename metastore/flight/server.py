@@ -36,6 +36,7 @@ from sqlalchemy.orm import Session
 from metastore.access import Policy, parse_group_mapping
 from metastore.config import Settings
 from metastore.errors import InvalidObject
+from metastore.files import object_storage
 from metastore.files.errors import FilesError
 from metastore.flight import catalog, scans, statistics, types
 from metastore.flight.door import FLIGHT_DOOR, typed
@@ -85,6 +86,10 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
             group_mapping=parse_group_mapping(settings.group_mapping),
         )
         self.operations = Operations(tx, policy, FLIGHT_DOOR)
+        # Tables on object storage are scanned with the server's own S3A settings (and the
+        # process's AWS environment), in this process.
+        self.object_storage = object_storage.S3Settings.from_hadoop(dict(settings.s3a))
+        object_storage.use(self.object_storage)
         self.tickets = scans.Tickets(secrets.token_bytes(32))
         self.tls = bool(certificates)
         self.token = bool(settings.flight_token)
@@ -104,6 +109,8 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
             "TLS" if self.tls else "no TLS",
             "bearer token" if self.token else "no token",
         )
+        if self.object_storage.settings:
+            log.info("object storage for scans: %r", self.object_storage)  # secrets masked
         if not self.token:
             log.warning(
                 "the Flight port has no flight_token: anyone who reaches it reads every "

@@ -80,11 +80,14 @@ def test_the_job_loads_no_database_layer() -> None:
 
 
 def test_the_core_imports_nothing_generated_from_the_idl() -> None:
-    """The statistics core, the schema's queries and what every operation needs serve any
-    door: only the Thrift door (metastore.hms) and the IDL's clients know the IDL."""
+    """The statistics core, the schema's queries, the Spark bridge, a table's files and what
+    every operation needs serve any door: only the Thrift door (metastore.hms) and the IDL's
+    clients know the IDL."""
     loaded = _modules_after(
-        "import importlib, pkgutil, metastore.stats, metastore.store\n"
-        "for package in (metastore.stats, metastore.store):\n"
+        "import importlib, pkgutil, metastore.stats, metastore.store, metastore.spark_stats\n"
+        "import metastore.files, metastore.columns, metastore.spark_properties\n"
+        "from metastore import stats, store, spark_stats, files\n"
+        "for package in (stats, store, spark_stats, files):\n"
         "    for m in pkgutil.walk_packages(package.__path__, package.__name__ + '.'):\n"
         "        importlib.import_module(m.name)\n"
         "import metastore.operation, metastore.errors, metastore.vocabulary"

@@ -35,11 +35,13 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from hive_metastore_thrift import ttypes as t
+from metastore import names
 from metastore.spark_stats.histogram import MAX_KLL_VALUES, decode_histogram
 from metastore.spark_stats.properties import (
     DIGEST_KEY,
@@ -68,7 +70,7 @@ from metastore.spark_stats.values import (
     parse_timestamp,
 )
 from metastore.stats import accurate
-from metastore.thrift_stats import STRUCTS, make_union, thrift_decimal
+from metastore.stats.rows import StatsRow, empty_row
 from metastore.vocabulary import DEFAULT_ENGINE, Kind
 
 log = logging.getLogger(__name__)
@@ -84,8 +86,9 @@ class FromSpark:
     parameters: dict[str, str]
     """The parameters to keep: the incoming ones without spark.sql.statistics.* keys and
     without DIGEST_KEY, with the converted basic statistics and COLUMN_STATS_ACCURATE."""
-    statistics: list[t.ColumnStatisticsObj] = field(default_factory=list)
-    """Column statistics to write (engine ENGINE), one per converted column."""
+    statistics: list[StatsRow] = field(default_factory=list)
+    """Column statistics to write (engine ENGINE), one row per converted column, for the
+    core's statistics write (metastore.stats.writes)."""
     basic: dict[str, str] = field(default_factory=dict)
     """The converted basic statistics (numRows, totalSize), also in parameters."""
     echo: bool = False
@@ -123,6 +126,7 @@ def hive_statistics(
         kept.update(basic)
     types = {name.lower(): (name, hive_type) for name, hive_type in columns}
     statistics = []
+    analyzed = int(time.time())
     for spark_name in column_names(spark):
         if spark_name in echoed:
             continue
@@ -136,13 +140,15 @@ def hive_statistics(
                 hive_type,
             )
             continue
+        row = empty_row(names.identifier(name), hive_type.lower(), ctype.kind.value, ENGINE)
+        row["LAST_ANALYZED"] = analyzed
         try:
             values = column_values(spark, spark_name)
-            data = column_data(ctype, values, num_rows, max_kll_values)
+            fill_row(row, ctype, values, num_rows, max_kll_values)
         except ValueError as exc:  # HistogramFormatError included
             log.warning("Spark statistics of column %s skipped: %s", spark_name, exc)
             continue
-        statistics.append(t.ColumnStatisticsObj(name, hive_type, data))
+        statistics.append(row)
     return FromSpark(kept, statistics, basic, echoed=frozenset(echoed))
 
 
@@ -157,30 +163,33 @@ def _long(spark: Mapping[str, str], key: str) -> int | None:
         return None
 
 
-def column_data(
+def fill_row(
+    row: StatsRow,
     ctype: ColumnType,
     values: Mapping[str, str],
     num_rows: int | None,
     max_kll_values: int = MAX_KLL_VALUES,
-) -> t.ColumnStatisticsData:
-    """The Hive statistics of a column of CTYPE from Spark's VALUES (stat -> text);
-    ValueError for what Spark would not read, or what Hive needs and Spark did not give."""
+) -> None:
+    """ROW with the Hive statistics of a column of CTYPE from Spark's VALUES (stat ->
+    text); ValueError for what Spark would not read, or what Hive needs and Spark did not
+    give."""
     version = parse_java_long(_need(values, "version"), (-(2**31), 2**31 - 1))
     if str(version) != VERSION:
         raise ValueError(f"statistics version {version} (only {VERSION} is read)")
     nulls = _need_count(values, "nullCount")
     non_null = num_rows - nulls if num_rows is not None and num_rows >= nulls else None
     kind = ctype.kind
+    row["NUM_NULLS"] = nulls
     if kind is Kind.BOOLEAN:
-        trues, falses = _boolean_counts(values, non_null)
-        return make_union(kind, t.BooleanColumnStatsData(trues, falses, nulls))
+        row["NUM_TRUES"], row["NUM_FALSES"] = _boolean_counts(values, non_null)
+        return
     if kind is Kind.BINARY:
-        longest, average = _lengths(values)
-        return make_union(kind, t.BinaryColumnStatsData(longest, average, nulls))
-    ndv = _need_count(values, "distinctCount") + (1 if nulls > 0 else 0)
+        row["MAX_COL_LEN"], row["AVG_COL_LEN"] = _lengths(values)
+        return
+    row["NUM_DISTINCTS"] = _need_count(values, "distinctCount") + (1 if nulls > 0 else 0)
     if kind is Kind.STRING:
-        longest, average = _lengths(values)
-        return make_union(kind, t.StringColumnStatsData(longest, average, nulls, ndv))
+        row["MAX_COL_LEN"], row["AVG_COL_LEN"] = _lengths(values)
+        return
     low, high = (_bound(ctype, values.get(stat), stat == "max") for stat in ("min", "max"))
     if low is not None and high is not None and low > high:
         raise ValueError(f"min {values['min']} is greater than max {values['max']}")
@@ -192,7 +201,14 @@ def column_data(
         histogram = kll_from_histogram(
             decoded, kind, non_null_rows=non_null, max_values=max_kll_values
         )
-    return make_union(kind, _ranged(kind, low, high, nulls, ndv, histogram))
+    row["HISTOGRAM"] = histogram or None
+    if kind is Kind.DECIMAL:
+        row["BIG_DECIMAL_LOW_VALUE"] = _decimal(low)
+        row["BIG_DECIMAL_HIGH_VALUE"] = _decimal(high)
+    elif kind is Kind.DOUBLE:
+        row["DOUBLE_LOW_VALUE"], row["DOUBLE_HIGH_VALUE"] = low, high
+    else:  # integers; dates in days and timestamps in seconds, as the row keeps them
+        row["LONG_LOW_VALUE"], row["LONG_HIGH_VALUE"] = low, high
 
 
 def _need(values: Mapping[str, str], stat: str) -> str:
@@ -248,17 +264,10 @@ def _bound(ctype: ColumnType, text: str | None, upward: bool) -> Any:
     return parse_timestamp(text) // MICROS_PER_SECOND
 
 
-def _ranged(kind: Kind, low: Any, high: Any, nulls: int, ndv: int, histogram: bytes | None) -> Any:
-    """The Thrift statistics struct of a kind with low and high values."""
-    if kind is Kind.DECIMAL:
-        low = thrift_decimal(low) if low is not None else None
-        high = thrift_decimal(high) if high is not None else None
-    elif kind is Kind.DATE:
-        low = t.Date(low) if low is not None else None
-        high = t.Date(high) if high is not None else None
-    elif kind is Kind.TIMESTAMP:
-        low = t.Timestamp(low) if low is not None else None
-        high = t.Timestamp(high) if high is not None else None
-    return STRUCTS[kind](
-        lowValue=low, highValue=high, numNulls=nulls, numDVs=ndv, histogram=histogram
-    )
+def _decimal(value: Decimal | None) -> str | None:
+    """A decimal bound as the row keeps it: the exact text, its scale kept ('-10.50'), and
+    zero without a sign, as Hive's unscaled value has none."""
+    if value is None:
+        return None
+    text = format(value, "f")
+    return text.removeprefix("-") if value.is_zero() else text

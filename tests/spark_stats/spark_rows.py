@@ -8,10 +8,11 @@ from typing import Any
 from stats_builders import dec, stats_data
 
 from hive_metastore_thrift import ttypes as t
-from metastore.hms.structs.statistics import stats_row
+from metastore.hms.structs.statistics import stats_obj, stats_row
 from metastore.sketches import kll_build
-from metastore.stats.rows import StatsRow
+from metastore.stats.rows import StatsRow, as_row
 from metastore.stats.validate import checked
+from metastore.thrift_stats import union_member
 
 # A table of every type with statistics, as (name, Hive type).
 COLUMNS = [
@@ -115,4 +116,14 @@ def every_type_parameters() -> dict[str, str]:
         "totalSize": "123456",
         "numFiles": "3",
         "owner.team": "stats",
+    }
+
+
+def members(rows: list[StatsRow]) -> dict[str, Any]:
+    """Column -> the statistics struct a reader gets for each of ROWS (sketches included)."""
+    return {
+        r["COLUMN_NAME"]: union_member(
+            stats_obj(as_row(r), fetch_bitvector=True, fetch_histogram=True).statsData
+        )
+        for r in rows
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
-from spark_rows import COLUMNS, every_type, every_type_parameters, row
+from spark_rows import COLUMNS, every_type, every_type_parameters, members, row
 
 from metastore.sketches import kll_build, kll_count
 from metastore.spark_properties import read_large
@@ -33,7 +33,7 @@ from metastore.spark_stats import (
 from metastore.spark_stats.histogram import histogram_payload, read_lz4_blocks
 from metastore.spark_stats.properties import COLUMN_PREFIX, DIGEST_KEY
 from metastore.spark_stats.values import java_double_text, java_float_text
-from metastore.thrift_stats import python_decimal, union_member
+from metastore.thrift_stats import python_decimal
 
 pytestmark = [
     pytest.mark.spark,
@@ -345,7 +345,7 @@ def test_analyze_table_read_back_as_hive_statistics(spark: SparkSession, jvm: Jv
         assert histogram == jvm.deserialize(text)
     result = hive_statistics(params, TABLE_COLUMNS)
     assert result.basic["numRows"] == str(rows)
-    stats = {obj.colName: union_member(obj.statsData) for obj in result.statistics}
+    stats = members(result.statistics)
     assert set(stats) == {name for name, _ in TABLE_COLUMNS}
     assert (stats["i"].lowValue, stats["i"].highValue, stats["i"].numNulls) == (1, 699, 200)
     assert stats["i"].numDVs == int(params[f"{COLUMN_PREFIX}i.distinctCount"]) + 1  # NULL

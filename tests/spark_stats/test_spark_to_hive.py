@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 import xxhash
-from spark_rows import COLUMNS, NUM_ROWS, TYPES, every_type, every_type_parameters
+from spark_rows import COLUMNS, NUM_ROWS, TYPES, every_type, every_type_parameters, members
 
 from hive_metastore_thrift import ttypes as t
-from metastore.hms.structs.statistics import stats_row
 from metastore.sketches import kll_count, kll_quantiles
 from metastore.spark_properties import split_value
 from metastore.spark_stats import (
@@ -26,7 +25,7 @@ from metastore.spark_stats import (
 )
 from metastore.spark_stats.histogram import decode_histogram, histogram_payload
 from metastore.stats.validate import checked
-from metastore.thrift_stats import python_decimal, union_member
+from metastore.thrift_stats import python_decimal
 
 P = "spark.sql.statistics.colStats."
 
@@ -87,15 +86,11 @@ SPARK = {
 }
 
 
-def by_name(objs: list[t.ColumnStatisticsObj]) -> dict[str, Any]:
-    return {obj.colName: union_member(obj.statsData) for obj in objs}
-
-
 def convert_all(params: dict[str, str]) -> dict[str, Any]:
     result = hive_statistics(params, COLUMNS)
-    for obj in result.statistics:  # what the server will store accepts them
-        checked(stats_row(obj, 0, "hive"), TYPES[obj.colName])
-    return by_name(result.statistics)
+    for row in result.statistics:  # what the server will store accepts them
+        checked(row, TYPES[row["COLUMN_NAME"]])
+    return members(result.statistics)
 
 
 def test_every_type() -> None:
@@ -265,7 +260,7 @@ def test_values_that_do_not_fit_the_type(column: str, key: str, value: str | Non
 def test_unknown_columns_and_bad_counts_are_skipped() -> None:
     params = {**SPARK, f"{P}nope.version": "2", "spark.sql.statistics.numRows": "many"}
     result = hive_statistics(params, COLUMNS)
-    names = {obj.colName for obj in result.statistics}
+    names = {row["COLUMN_NAME"] for row in result.statistics}
     assert "nope" not in names and "c_int" in names
     assert result.basic == {"totalSize": "4577"}
     assert "numRows" not in result.parameters
@@ -274,7 +269,7 @@ def test_unknown_columns_and_bad_counts_are_skipped() -> None:
 def test_columns_are_matched_whatever_their_case() -> None:
     params = {k.replace("c_int.", "C_Int."): v for k, v in SPARK.items()}
     result = hive_statistics(params, COLUMNS)
-    assert "c_int" in {obj.colName for obj in result.statistics}
+    assert "c_int" in {row["COLUMN_NAME"] for row in result.statistics}
 
 
 # ------------------------------------------------------------------------------------------
@@ -318,8 +313,8 @@ def test_a_new_analyze_of_one_column_converts_that_column_only() -> None:
     params[f"{P}c_new.version"] = "2"  # a column added since; no such column in the table
     result = hive_statistics(params, COLUMNS)
     assert not result.echo
-    assert [obj.colName for obj in result.statistics] == ["c_int"]
-    assert union_member(result.statistics[0].statsData).highValue == 2000
+    assert [row["COLUMN_NAME"] for row in result.statistics] == ["c_int"]
+    assert result.statistics[0]["LONG_HIGH_VALUE"] == 2000
     assert "" in result.echoed and "c_str" in result.echoed
     assert result.basic == {}
 
@@ -348,7 +343,7 @@ def test_without_a_matching_digest_everything_is_converted(digest: str | None) -
 def test_hive_to_spark_to_hive_keeps_what_spark_can_hold() -> None:
     params = served()
     params.pop(DIGEST_KEY)
-    back = by_name(hive_statistics(params, COLUMNS).statistics)
+    back = members(hive_statistics(params, COLUMNS).statistics)
     original = {row["COLUMN_NAME"]: row for row in every_type()}
     for name in ("c_int", "c_long", "c_short", "c_tiny", "c_double", "c_float", "c_date", "c_ts"):
         low = back[name].lowValue

@@ -130,14 +130,10 @@ class PartitionChangeCalls(StatisticsWrites):
         if received.statistics:  # column statistics in Spark's keys (Spark writes none)
             s.flush()
             database = database_by_id(s, table.DB_ID)
-            desc = t.ColumnStatisticsDesc(
-                isTblLevel=False,
-                dbName=database.NAME,
-                tableName=table.TBL_NAME,
-                partName=partition.PART_NAME,
+            entry = statistics.StatsEntry(
+                database.NAME, table.TBL_NAME, partition.PART_NAME, received.statistics
             )
-            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
-            self._write_statistics(s, [entry], spark_stats.ENGINE)
+            statistics.write_statistics(s, [entry], spark_stats.ENGINE)
 
     @staticmethod
     def _delete_changed_statistics(

@@ -193,11 +193,8 @@ class _Alter:
         replace_params(self.s, m.TableParam, row.TBL_ID, params)
         if received.statistics:  # Spark's ANALYZE ... FOR COLUMNS, kept in Hive's format
             self.s.flush()
-            desc = t.ColumnStatisticsDesc(
-                isTblLevel=True, dbName=target_db.NAME, tableName=target_name
-            )
-            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
-            self.calls._write_statistics(self.s, [entry], spark_stats.ENGINE)
+            entry = statistics.StatsEntry(target_db.NAME, target_name, None, received.statistics)
+            statistics.write_statistics(self.s, [entry], spark_stats.ENGINE)
 
     def _target(self) -> tuple[m.Database, str]:
         """The database and name the table has after the alter."""

@@ -20,6 +20,7 @@ from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import properties, received_parameters
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
+from metastore.stats.writes import StatsEntry, write_statistics
 from metastore.store import lookup
 from metastore.store import models as m
 from metastore.store.databases import databases_of
@@ -85,9 +86,8 @@ class TableCalls(StatisticsWrites):
         insert_params(s, m.TableParam, row.TBL_ID, params)
         if received.statistics:
             s.flush()
-            desc = t.ColumnStatisticsDesc(True, database.NAME, row.TBL_NAME)
-            entry = t.ColumnStatistics(desc, received.statistics, engine=spark_stats.ENGINE)
-            self._write_statistics(s, [entry], spark_stats.ENGINE)
+            entry = StatsEntry(database.NAME, row.TBL_NAME, None, received.statistics)
+            write_statistics(s, [entry], spark_stats.ENGINE)
         if row.TBL_TYPE != table_structs.VIRTUAL_VIEW:
             self.warehouse.make_folder(storage.sd.LOCATION)
 

@@ -20,5 +20,15 @@ class NotReadHere(FilesError):
     stored as, or which scheme)."""
 
 
+class UnknownFileSystem(NotReadHere):
+    """A location of a file system PyArrow does not open here (hdfs:// without Hadoop's
+    libraries, a scheme it does not know): LOCATION, and PyArrow's reason (DETAIL)."""
+
+    def __init__(self, location: str, detail: str) -> None:
+        self.location = location
+        self.detail = detail
+        super().__init__(f"{location} cannot be read here ({detail})")
+
+
 class InvalidLocation(FilesError):
     """A location written wrong (an option of its query that is not one)."""

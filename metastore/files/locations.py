@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from metastore.files import object_storage
-from metastore.files.errors import FilesError, NotReadHere
+from metastore.files.errors import FilesError, NotReadHere, UnknownFileSystem
 
 
 def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
@@ -35,9 +35,7 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
             fs, inner = pafs.FileSystem.from_uri(location)
             return fs, str(inner)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
-            raise NotReadHere(
-                f"{location} cannot be read here ({object_storage.one_line(e)})"
-            ) from None
+            raise UnknownFileSystem(location, object_storage.one_line(e)) from None
     return pafs.LocalFileSystem(), os.path.abspath(location)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
-from metastore.files.errors import FilesError, InvalidLocation
+from metastore.files.errors import FilesError, InvalidLocation, UnknownFileSystem
 
 
 class JobError(Exception):
@@ -86,5 +86,10 @@ def files_errors() -> Iterator[None]:
         yield
     except InvalidLocation as e:
         raise OptionsError(str(e)) from e
+    except UnknownFileSystem as e:  # Spark may read what PyArrow does not
+        raise JobError(
+            f"the job cannot read {e.location} itself ({e.detail}); give --spark-table "
+            "DB.TABLE so that Spark reads the files and the job computes the statistics"
+        ) from e
     except FilesError as e:
         raise JobError(str(e)) from e

@@ -35,6 +35,11 @@ class ReadSpec:
     """An empty text is NULL in a column that is not a string (as Hive's text reader)."""
     names: tuple[str, ...] = ()
     """For csv: every column of the files, in order (a header line is skipped, not read)."""
+    field_ids: tuple[int, ...] = ()
+    """For an Iceberg table's Parquet files: the field id of each column of NAMES. Columns
+    are then found by the id the file's schema carries (PARQUET:field_id), not by name:
+    a column renamed since the file was written keeps its id, and a column added since is
+    not in the file (NULL)."""
 
 
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"

@@ -70,7 +70,7 @@ def read_split(
         return
     with unreadable(split.path, spec), fs.open_input_file(inner) as f:
         if spec.format == "parquet":
-            yield from _parquet(f, split, columns, pieces)
+            yield from _parquet(f, split, spec, columns, pieces)
         elif spec.format == "orc":
             yield from _orc(f, columns, pieces)
         else:
@@ -105,7 +105,7 @@ def _plain(array: Any) -> pa.Array:
 
 
 def _parquet(
-    f: Any, split: Split, columns: Sequence[Column], pieces: Pieces
+    f: Any, split: Split, spec: ReadSpec, columns: Sequence[Column], pieces: Pieces
 ) -> Iterator[pa.RecordBatch]:
     import pyarrow.parquet as pq
 
@@ -114,8 +114,9 @@ def _parquet(
     groups = list(split.row_groups) if split.row_groups is not None else None
     for index in groups if groups is not None else range(meta.num_row_groups):
         pieces.raw_bytes += meta.row_group(index).total_byte_size
-    present = {name.lower(): name for name in parquet.schema_arrow.names}
-    wanted = [present[c.name.lower()] for c in columns if c.name.lower() in present]
+    in_file = _names_in_file(parquet.schema_arrow, spec, columns)
+    wanted = list(in_file.values())
+    renamed = {file_name: name for name, file_name in in_file.items()}
     if meta.num_rows == 0:
         return
     # One thread: Spark runs a task per core already.
@@ -127,7 +128,28 @@ def _parquet(
     for batch in batches:
         done += batch.num_rows
         pieces.fraction = done / total if total else 1.0
+        if spec.field_ids:
+            names = [renamed[name] for name in batch.schema.names]
+            batch = pa.RecordBatch.from_arrays(batch.columns, names=names)
         yield _select(batch, columns)
+
+
+FIELD_ID = b"PARQUET:field_id"
+
+
+def _names_in_file(schema: pa.Schema, spec: ReadSpec, columns: Sequence[Column]) -> dict[str, str]:
+    """The name each of COLUMNS has in a Parquet file of SCHEMA (columns the file lacks
+    left out): by name, case-insensitively, or by field id (ReadSpec.field_ids)."""
+    if not spec.field_ids:
+        present = {name.lower(): name for name in schema.names}
+        return {c.name: present[c.name.lower()] for c in columns if c.name.lower() in present}
+    ids = dict(zip((name.lower() for name in spec.names), spec.field_ids, strict=True))
+    by_id = {
+        int(field.metadata[FIELD_ID]): field.name
+        for field in schema
+        if field.metadata and FIELD_ID in field.metadata
+    }
+    return {c.name: by_id[ids[c.name.lower()]] for c in columns if ids.get(c.name.lower()) in by_id}
 
 
 def _orc(f: Any, columns: Sequence[Column], pieces: Pieces) -> Iterator[pa.RecordBatch]:

@@ -43,6 +43,8 @@ from metastore.flight import types
 from metastore.flight.catalog import TableShape
 from metastore.flight.door import typed
 from metastore.flight.wire import BadRequest, pack
+from metastore.iceberg import parameters as iceberg
+from metastore.iceberg import tables as iceberg_tables
 from metastore.store import shapes
 
 log = logging.getLogger(__name__)
@@ -144,6 +146,7 @@ def endpoints(
         list(spec.null_text),
         spec.empty_is_null,
         list(spec.names),
+        list(spec.field_ids),
     ]
     location = flight.Location(REUSE_CONNECTION)
     out = []
@@ -171,10 +174,35 @@ def file_groups(
     location: str, values: list[str | None], spec: ReadSpec
 ) -> list[tuple[list[str | None], list[Piece]]]:
     """The pieces of the files under LOCATION in groups of at most ENDPOINT_BYTES."""
+    return groups_of(data_files(location), values, spec)
+
+
+def iceberg_layout(shape: TableShape) -> tuple[ReadSpec, list[tuple[str, int]]]:
+    """How an Iceberg table's current snapshot is read (its Parquet files by field id) and
+    its data files; IcebergError when they cannot be read (delete files, ...)."""
+    location = shape.params.get(iceberg.METADATA_LOCATION, "")
+    table = iceberg_tables.load(shape.where, location)
+    ids = {c.column.name.lower(): c.field_id for c in iceberg_tables.columns(table)}
+    names_ = [c.name for c in shape.columns]
+    spec = ReadSpec(
+        "parquet",
+        names=tuple(n for n in names_ if n.lower() in ids),
+        field_ids=tuple(ids[n.lower()] for n in names_ if n.lower() in ids),
+    )
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return spec, []
+    found = iceberg_tables.data_files(shape.where, table, snapshot.snapshot_id)
+    return spec, [(f.path, f.size) for f in found]
+
+
+def groups_of(
+    files: Sequence[tuple[str, int]], values: list[str | None], spec: ReadSpec
+) -> list[tuple[list[str | None], list[Piece]]]:
+    """The pieces of FILES (path, size) in groups of at most ENDPOINT_BYTES."""
     groups: list[tuple[list[str | None], list[Piece]]] = []
     current: list[Piece] = []
     size = 0
-    files = data_files(location)
     total = sum(size for _, size in files) or 1
     for split in splits_of("", files, spec):
         length = round(split.share * total)  # the bytes of the piece
@@ -202,6 +230,7 @@ def stream(content: Mapping[str, Any]) -> flight.GeneratorStream:
         null_text=tuple(spec_fields[5]),
         empty_is_null=spec_fields[6],
         names=tuple(spec_fields[7]),
+        field_ids=tuple(spec_fields[8]),
     )
     hive_types: list[str] = content["hive"]
     data_count = len(hive_types)

@@ -50,6 +50,7 @@ from metastore.flight.wire import (
     pack,
     unpack_map,
 )
+from metastore.iceberg import parameters as iceberg
 from metastore.operation import Operations
 from metastore.store import shapes
 from metastore.store.transactions import Transactions
@@ -220,6 +221,8 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         partitions the filters leave (the table's folder when unpartitioned)."""
         shape = self._table(s, descriptor)
         columns = scans.requested_columns(shape, column_ids)
+        if iceberg.is_iceberg(shape.params):  # its files are planned outside the transaction
+            return shape, None, columns, []
         try:
             layout = scans.layout(s, shape)
         except FilesError as e:  # a format the readers do not read
@@ -250,6 +253,9 @@ class FlightService(flight.FlightServerBase):  # type: ignore[misc]
         """The endpoints of the planned folders, listed outside the transaction."""
         groups = []
         try:
+            if spec is None:  # an Iceberg table: the data files of its current snapshot
+                spec, files = scans.iceberg_layout(shape)
+                groups = scans.groups_of(files, [], spec)
             for values, location in folders:
                 groups.extend(scans.file_groups(location, values, spec))
         except FilesError as e:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import decimal
+import logging
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -50,12 +51,16 @@ from metastore import names
 from metastore.columns import Column
 from metastore.flight import types
 from metastore.flight.catalog import TableShape
+from metastore.iceberg import parameters as iceberg
+from metastore.iceberg import tables as iceberg_tables
 from metastore.stats import accurate
 from metastore.stats.queries import table_stats_by_name
 from metastore.stats.reads import StatsTarget, aggregate_statistics
 from metastore.stats.rows import StatsRow, as_stats_row
 from metastore.store import shapes
 from metastore.vocabulary import DEFAULT_ENGINE, Kind, base_type, type_parameters
+
+log = logging.getLogger(__name__)
 
 UNKNOWN_STRING_MIN = ""
 UNKNOWN_STRING_MAX = "\U0010ffff\U0010ffff"
@@ -94,7 +99,9 @@ def column_statistics(s: Session, shape: TableShape, index: int) -> ColumnStatis
     name = column.name.lower()
     table_rows = table_stats_by_name(s, shape.catalog, shape.db, shape.name, [name], DEFAULT_ENGINE)
     table_row = as_stats_row(table_rows[0]) if table_rows else None
-    table_accurate = name in accurate.accurate_columns(shape.params.get(accurate.KEY))
+    table_accurate = name in accurate.accurate_columns(
+        shape.params.get(accurate.KEY)
+    ) and _of_current_snapshot(shape)
     if table_row is not None and table_accurate:
         rows = accurate.current_row_count(shape.params)
         return _from_row(column, table_row, current=True, rows=rows, sketch_union=False)
@@ -119,6 +126,28 @@ def column_statistics(s: Session, shape: TableShape, index: int) -> ColumnStatis
     if table_row is not None:
         return _from_row(column, table_row, current=False, rows=None, sketch_union=False)
     return _unknown(column)
+
+
+def _of_current_snapshot(shape: TableShape) -> bool:
+    """Whether the statistics of SHAPE describe its data as it is now: always for a Hive
+    table (COLUMN_STATS_ACCURATE says it), for an Iceberg table when they were computed for
+    its current snapshot (an HMS beside colstats keeps COLUMN_STATS_ACCURATE across
+    commits)."""
+    params = shape.params
+    if not iceberg.is_iceberg(params):
+        return True
+    location, stated = (
+        params.get(iceberg.METADATA_LOCATION),
+        params.get(iceberg.STATISTICS_SNAPSHOT),
+    )
+    if not location or not stated:
+        return False
+    try:
+        current = iceberg_tables.current_snapshot_id(shape.where, location)
+    except iceberg_tables.IcebergError as e:
+        log.warning("%s: %s", shape.where, e)
+        return False
+    return str(current) == stated
 
 
 def _partitions(s: Session, tbl_id: int) -> list[_Partition]:

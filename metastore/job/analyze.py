@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.files.listing import splits_of
-from metastore.job import interrupts, located, scan, writer
+from metastore.job import iceberg, interrupts, located, scan, writer
 from metastore.job.accumulators import ColumnState
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import Interrupted, JobError, OptionsError, files_errors
@@ -164,7 +164,8 @@ def run(
     else:
         try:
             with files_errors():
-                progress, merged = _scan_files(spark, source, plan, skewed, options)
+                thetas = iceberg.theta_request(prepared.iceberg, plan)
+                progress, merged = _scan_files(spark, source, plan, skewed, options, thetas)
         except JobError as e:  # a file the scan could not read
             raise type(e)(f"{e}; {NOTHING_WRITTEN}") from e
         total = len(source.listing.files)
@@ -191,7 +192,15 @@ def run(
                     repair=prepared.stored is not None and storage is not None,
                 )
             result = _write(
-                registration, options, specs, merged, source, incremental, storage, locations
+                registration,
+                options,
+                specs,
+                merged,
+                source,
+                incremental,
+                storage,
+                locations,
+                prepared.iceberg,
             )
             result.kept = len(skip)
         except BaseException as e:
@@ -266,6 +275,7 @@ def _scan_files(
     plan: Plan,
     skewed: SkewRequest,
     options: AnalyzeOptions,
+    thetas: scan.ThetaRequest | None,
 ) -> tuple[Progress, scan.Merged]:
     listing = source.listing
     splits = [
@@ -287,7 +297,7 @@ def _scan_files(
     progress = Progress(partitions, total_bytes, sys.stderr)
     with watch(spark.sparkContext, progress, splits) as (done, reporter):
         mapped = scan.scan_files(
-            spark, splits, source.spec, plan, skewed, done, options.strict, reporter
+            spark, splits, source.spec, plan, skewed, done, options.strict, reporter, thetas
         )
         return progress, scan.merge(mapped, partitions, options.batch_size)
 
@@ -301,6 +311,7 @@ def _write(
     incremental: bool,
     storage: t.StorageDescriptor | None,
     locations: dict[str, str],
+    iceberg_run: iceberg.IcebergRun | None = None,
 ) -> AnalyzeResult:
     client, plan = registration.client, registration.plan
     measured = source is not None
@@ -352,7 +363,18 @@ def _write(
         writer.column_stats(plan, None, table_objs, options.engine) if table_objs else None
     )
     recorded = _record_skew(plan, options, merged.table) if options.record_skew else None
-    writer.write_table_level(client, plan, table_basic, table_entry, options.engine, recorded)
+    if iceberg_run is not None:
+        # The basic statistics go with the commit of the Puffin file, under the table's lock;
+        # the column statistics after it.
+        iceberg.write_statistics(client, iceberg_run, merged.table, table_basic)
+    writer.write_table_level(
+        client,
+        plan,
+        None if iceberg_run is not None else table_basic,
+        table_entry,
+        options.engine,
+        recorded,
+    )
     if not plan.partition_keys:
         registration.written.append("")
     skewed = _table_skew(merged.table, share) if options.skew is not None else {}

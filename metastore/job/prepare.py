@@ -27,7 +27,8 @@ from metastore import names
 from metastore.columns import Column
 from metastore.files import object_storage
 from metastore.files.layout import layout_of
-from metastore.job import located, writer
+from metastore.iceberg import parameters as iceberg_params
+from metastore.job import iceberg, located, writer
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import JobError, NoSuchObject, OptionsError, files_errors
 from metastore.job.options import AnalyzeOptions
@@ -60,6 +61,8 @@ class Prepared:
     """Why there is nothing to read (--incremental, every partition with data has
     statistics): the run then starts no Spark and writes nothing."""
     skewed: SkewRequest = dataclasses.field(default_factory=SkewRequest)
+    iceberg: iceberg.IcebergRun | None = None
+    """The snapshot of an Iceberg table the run reads, and what its commit needs."""
     seconds: float = 0.0
 
 
@@ -94,9 +97,18 @@ def prepare(options: AnalyzeOptions) -> Prepared:
                     f"{options.table} is not in the metastore at {options.uri}; give --path "
                     "(and --format) to register it"
                 )
-            source, prepared.register_format = located.describe(stored, options.format)
-            plan = _checked_plan(source, options, specs)
-            prepared.skip = _list_stored(client, source, plan, options, specs)
+            if iceberg_params.is_iceberg(stored.parameters or {}):
+                if options.record_skew:
+                    raise OptionsError(
+                        f"{options.table} is an Iceberg table, whose storage Iceberg keeps: "
+                        "leave out --record-skew"
+                    )
+                source, prepared.iceberg = iceberg.describe(stored)
+                plan = _checked_plan(source, options, specs)
+            else:
+                source, prepared.register_format = located.describe(stored, options.format)
+                plan = _checked_plan(source, options, specs)
+                prepared.skip = _list_stored(client, source, plan, options, specs)
             located.check_first_file(source, options.table)
             where = source.location
         prepared.plan, prepared.source = plan, source

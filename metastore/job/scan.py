@@ -23,7 +23,7 @@ import heapq
 import math
 import pickle
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -40,6 +40,7 @@ from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
 from metastore.job.progress import Reporter, Sender
 from metastore.job.source import Plan
+from metastore.sketches.theta import CompactThetaSketch, ThetaUnion, UpdateThetaSketch
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -72,12 +73,16 @@ class Partial:
     """... in this many files ..."""
     examples: list[str] = dataclasses.field(default_factory=list)
     """... such as these (file, row, column, text)."""
+    thetas: dict[str, CompactThetaSketch] = dataclasses.field(default_factory=dict)
+    """Theta sketches of the columns of an Iceberg table (ThetaRequest)."""
 
     def merge(self, other: Partial) -> Partial:
         """Combine OTHER into this Partial (in place) and return it."""
         for column, state in other.states.items():
             mine = self.states.get(column)
             self.states[column] = state if mine is None else mine.merge(state)
+        for column, theta in other.thetas.items():
+            self.thetas[column] = union(self.thetas.get(column), theta)
         for column, sketch in other.skew.items():
             found = self.skew.get(column)
             self.skew[column] = sketch if found is None else found.merge(sketch)
@@ -95,7 +100,10 @@ class Partial:
         statistics), to be merged per column for the table level."""
         for column, state in self.states.items():
             found = self.skew.get(column)
-            yield column, Partial({column: state}, {column: found} if found else {})
+            part = Partial({column: state}, {column: found} if found else {})
+            if column in self.thetas:
+                part.thetas[column] = self.thetas[column]
+            yield column, part
         combos = {k: v for k, v in self.skew.items() if k not in self.states}
         yield (
             TABLE,
@@ -147,8 +155,27 @@ class SkewRequest:
     combinations: tuple[tuple[str, ...], ...] = ()
 
 
+ThetaRequest = Mapping[str, pa.DataType]
+"""The columns whose theta sketches to keep (an Iceberg table's), each with the Arrow type
+of its Iceberg type: values are hashed as that type serializes them, whatever type an older
+data file holds them in (an int column promoted to long since, say)."""
+
+
+def union(first: CompactThetaSketch | None, second: CompactThetaSketch) -> CompactThetaSketch:
+    if first is None:
+        return second
+    both = ThetaUnion()
+    both.update(first)
+    both.update(second)
+    return both.result()
+
+
 def add_batch(
-    partial: Partial, batch: pa.RecordBatch, columns: Sequence[Column], skewed: SkewRequest
+    partial: Partial,
+    batch: pa.RecordBatch,
+    columns: Sequence[Column],
+    skewed: SkewRequest,
+    thetas: ThetaRequest | None = None,
 ) -> None:
     """Add the rows of BATCH (the analyzed COLUMNS, by name) to PARTIAL."""
     if batch.num_rows == 0:
@@ -160,6 +187,10 @@ def add_batch(
         state = ColumnState.of(column.stats_kind, values)
         found = partial.states.get(column.name)
         partial.states[column.name] = state if found is None else found.merge(state)
+        if thetas and column.name in thetas:
+            sketch = UpdateThetaSketch()
+            sketch.update(values.cast(thetas[column.name]))
+            partial.thetas[column.name] = union(partial.thetas.get(column.name), sketch.compact())
         if column.name in skewed.columns:
             texts[column.name] = skew.as_text(column.stats_kind, values)
             partial.skew.setdefault(column.name, skew.FrequentValues()).add(texts[column.name])
@@ -176,6 +207,7 @@ def _file_task(
     progress: Any,
     reporter: Reporter | None,
     strict: bool,
+    thetas: ThetaRequest | None,
 ) -> Callable[[Iterable[Split]], Iterator[tuple[str, Partial]]]:
     storage = object_storage.current()  # the driver's settings, sent with the task
 
@@ -200,7 +232,7 @@ def _file_task(
             pieces = Pieces()
             try:
                 for batch in read_split(split, spec, columns, pieces, strict):
-                    add_batch(partial, batch, columns, skewed)
+                    add_batch(partial, batch, columns, skewed, thetas)
                     if send is not None:
                         send(split.index, pieces.fraction)
                 if send is not None:
@@ -234,13 +266,15 @@ def scan_files(
     progress: Any,
     strict: bool = False,
     reporter: Reporter | None = None,
+    thetas: ThetaRequest | None = None,
 ) -> RDD[tuple[str, Partial]]:
     """The map side over file SPLITS: (partition name, Partial) per task and partition.
     PROGRESS is a Spark accumulator of (bytes, partitions) done, or None, REPORTER where
     tasks send how far they have read (metastore.job.progress); STRICT: a text value that
-    does not parse as its type fails the run."""
+    does not parse as its type fails the run; THETAS: the columns whose theta sketches to
+    keep."""
     groups = task_groups(splits, spark.sparkContext.defaultParallelism)
-    task = _file_task(spec, plan.columns, skewed, progress, reporter, strict)
+    task = _file_task(spec, plan.columns, skewed, progress, reporter, strict, thetas)
     rdd = spark.sparkContext.parallelize(groups, max(1, len(groups)))
     return rdd.mapPartitions(lambda tasks: task(split for group in tasks for split in group))
 

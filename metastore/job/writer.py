@@ -330,7 +330,7 @@ def _undo(client: MetastoreClient, plan: Plan, undo: list[tuple[str, tuple[objec
 def write_table_level(
     client: MetastoreClient,
     plan: Plan,
-    basic: dict[str, str],
+    basic: dict[str, str] | None,
     entry: t.ColumnStatistics | None,
     engine: str,
     skewed: tuple[list[str], list[list[str]]] | None,
@@ -342,7 +342,7 @@ def write_table_level(
         with interrupts.deferred():
             table = client.call("get_table", plan.db, plan.table)
             old = copy.deepcopy(table)
-            params = with_basic(table.parameters, basic)
+            params = with_basic(table.parameters, basic) if basic is not None else None
             if params is not None:
                 table.parameters = params
             if skewed is not None:

@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 from metastore import spark_properties
 from metastore.columns import Column
 from metastore.errors import NotFound
+from metastore.iceberg import parameters as iceberg
 from metastore.stats import accurate
 from metastore.store import models as m
 
@@ -26,6 +27,9 @@ PARAMETERS = (
     accurate.KEY,
     accurate.NUM_ROWS,
     "skip.header.line.count",
+    iceberg.TABLE_TYPE,
+    iceberg.METADATA_LOCATION,
+    iceberg.STATISTICS_SNAPSHOT,
 )
 """The table parameters read (and those of Spark's schema, which start with its key)."""
 

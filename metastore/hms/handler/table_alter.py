@@ -26,6 +26,7 @@ from metastore.hms.handler.base import altered_params, received_parameters
 from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
 from metastore.hms.structs import valid_name
+from metastore.iceberg import parameters as iceberg
 from metastore.stats import accurate as accurate_
 from metastore.stats import writes as statistics
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
@@ -182,6 +183,9 @@ class _Alter:
                 del params[accurate_.KEY]
             else:
                 params[accurate_.KEY] = value
+        if iceberg.swapped_without_statistics(self.current.parameters or {}, params, self.context):
+            # A new snapshot (or schema): the statistics describe an older one.
+            params.pop(accurate_.KEY, None)
         if kind != table_structs.VIRTUAL_VIEW and not self.current.partitionKeys and not renamed:
             # HMS counts an unpartitioned table's files on every alter but a rename
             # (service.fast_stats).

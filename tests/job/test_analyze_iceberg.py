@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import datasketches
+import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -23,6 +24,7 @@ from pyiceberg.catalog.hive import HiveCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
+from pyiceberg.table.puffin import PuffinFile as PyicebergPuffin
 from pyiceberg.transforms import DayTransform
 from pyiceberg.types import (
     BooleanType,
@@ -201,6 +203,29 @@ def test_an_iceberg_table_gets_puffin_statistics_and_hms_statistics(
     assert params["numRows"] == str(data.num_rows)
     assert params["metadata_location"] == after.metadata_location
     assert _data(after).num_rows == data.num_rows
+
+    # Engines read it: pyiceberg's own Puffin reader, and DuckDB's iceberg extension.
+    with open(statistics.statistics_path.removeprefix("file:"), "rb") as f:
+        assert len(PyicebergPuffin(f.read()).footer.blobs) == len(columns)
+    counts = "SELECT count(*), count(label), count(score) FROM iceberg_scan('{}')"
+    scanned = _duckdb().sql(counts.format(after.metadata_location))
+    assert scanned.fetchall() == [
+        (data.num_rows, *(data.num_rows - data.column(c).null_count for c in ("label", "score")))
+    ]
+
+
+def _duckdb() -> duckdb.DuckDBPyConnection:
+    """DuckDB with its avro and iceberg extensions from PyPI (the test extra's wheels)."""
+    import duckdb_extension_avro  # type: ignore[import-untyped]
+    import duckdb_extension_iceberg  # type: ignore[import-untyped]
+
+    con = duckdb.connect(
+        config={"allow_unsigned_extensions": "true", "autoinstall_known_extensions": "false"}
+    )
+    for package, name in ((duckdb_extension_avro, "avro"), (duckdb_extension_iceberg, "iceberg")):
+        [path] = Path(package.__file__).parent.glob(f"extensions/*/{name}.duckdb_extension")
+        con.execute(f"LOAD '{path}'")
+    return con
 
 
 def test_a_commit_made_meanwhile_is_kept(

@@ -238,6 +238,11 @@ def args_struct(name: str) -> Any:
     return getattr(Idl, f"{name}_args")()
 
 
+def result_struct(name: str) -> Any:
+    """A new, empty result struct of call NAME."""
+    return getattr(Idl, f"{name}_result")()
+
+
 def replay(processor: Any, data: bytes, protocols: TProtocolFactory) -> bytes:
     """The reply PROCESSOR's generated code gives to the request DATA."""
     requests, replies = TMemoryBuffer(data), TMemoryBuffer()

@@ -8,10 +8,12 @@ from collections.abc import Callable
 
 from thrift.protocol.TProtocol import TProtocolBase, TProtocolFactory
 from thrift.Thrift import TApplicationException, TMessageType, TType
+from thrift.transport.TTransport import TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore
+from hive_metastore_thrift.ttypes import MetaException, NoSuchObjectException
 from metastore.access import Right, current_connection
-from metastore.hms import cache
+from metastore.hms import cache, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.store import versions
@@ -67,6 +69,11 @@ class Processor(ThriftHiveMetastore.Processor):
         self._cache = cache
         settings = handler.settings
         self._variant = f"bitvector={settings.fetch_bitvector},kll={settings.fetch_histogram}"
+        if cache is not None:  # answers rebuilt by the partitions that changed
+            self._processMap = {
+                **self._processMap,
+                pieces.CALL: Processor._partitions_statistics,
+            }
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
@@ -130,6 +137,45 @@ class Processor(ThriftHiveMetastore.Processor):
         if body is not None:
             self._cache.store(key, found, body)
         self._send(oprot, reply)
+
+    def _partitions_statistics(
+        self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
+    ) -> None:
+        """get_partitions_statistics_req rebuilt from the parts of earlier answers the cache
+        keeps (metastore.hms.pieces); its errors answered as the generated code answers
+        them."""
+        assert self._cache is not None
+        arguments = cache.args_struct(pieces.CALL)
+        arguments.read(iprot)
+        iprot.readMessageEnd()
+        result = cache.result_struct(pieces.CALL)
+        handler: Handler = self._handler
+        try:
+            body = handler.partitions_statistics_encoded(
+                arguments.request, self._cache, self._variant
+            )
+        except TTransportException:
+            raise
+        except (NoSuchObjectException, MetaException) as e:
+            result.o1, result.o2 = (e, None) if isinstance(e, NoSuchObjectException) else (None, e)
+            kind = TMessageType.REPLY
+        except TApplicationException as e:
+            log.exception("TApplication exception in handler")
+            result, kind = e, TMessageType.EXCEPTION
+        except Exception:
+            log.exception("Unexpected exception in handler")
+            kind = TMessageType.EXCEPTION
+            result = TApplicationException(TApplicationException.INTERNAL_ERROR, "Internal error")
+        else:
+            oprot.writeMessageBegin(pieces.CALL, TMessageType.REPLY, seqid)
+            oprot.trans.write(pieces.SUCCESS + body + pieces.STOP)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+            return
+        oprot.writeMessageBegin(pieces.CALL, kind, seqid)
+        result.write(oprot)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
 
     @staticmethod
     def _send(oprot: TProtocolBase, reply: bytes) -> None:

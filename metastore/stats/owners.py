@@ -64,8 +64,9 @@ def table(
     s: Session, db_arg: str | None, table_name: str | None, catalog: str | None
 ) -> TableOwner:
     """Table TABLE_NAME of database DB_ARG (named as for lookup.table, whose errors a missing
-    one gets), marked as changed by the transaction (metastore.store.versions) and, on
-    PostgreSQL, locked against other statistics writes until it ends."""
+    one gets), marked as changed in its statistics by the transaction (versions.touch_partitions:
+    `writes` marks the partitions it writes) and, on PostgreSQL, locked against other
+    statistics writes until it ends."""
     cat, db_name = names.split_catalog(db_arg)
     if catalog:
         cat = names.identifier(catalog)
@@ -78,7 +79,7 @@ def table(
         if not rows:
             raise lookup.missing(f"table {params['db_name']}.{params['table_name']}")
     db, tbl_id, name, cd_id, stored, _ = rows[0]
-    versions.touch(s, tbl_id)
+    versions.touch_partitions(s, tbl_id, ())  # its statistics, and those of partitions named
     keys = [row[5] for row in rows if row[5] is not None]
     return TableOwner(db, tbl_id, name, cd_id, keys, stored, cat)
 

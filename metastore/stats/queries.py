@@ -343,3 +343,52 @@ def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Selec
         column_name = model.__table__.c.COLUMN_NAME
         query = query.where(lists.among(dialect, "columns", text=True)(column_name))
     return query
+
+
+def partition_stats_by_ids(
+    s: Session, part_ids: Sequence[int], columns: Sequence[str], engine: str
+) -> list[tuple[Any, ...]]:
+    """Statistics rows of some columns of the partitions PART_IDS, in one statement on the
+    driver, ordered by partition id and column name, each with the versions they were read
+    at: PART_ID, the partition's version (None for none), its table's VERSION,
+    PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then STATS_COLUMNS. A
+    partition without such rows has one row whose COLUMN_NAME is None; one that does not
+    exist, none."""
+    if not part_ids or not columns:
+        return []
+    dialect = s.get_bind().dialect.name
+    params = {
+        "engine": engine,
+        "ids": lists.values(dialect, part_ids),
+        "columns": lists.values(dialect, columns),
+    }
+    rows = driver_rows(s, _partition_stats_by_ids_query(dialect), params)
+    return [_with_bytes(row, start=5) for row in rows]
+
+
+@functools.cache
+def _partition_stats_by_ids_query(dialect: str) -> Select[Any]:
+    stats = m.PartitionColumnStats.__table__
+    c, p = stats.c, m.Partition.__table__.c
+    pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
+    return (
+        select(
+            p.PART_ID,
+            pv.c.VERSION,
+            tv.c.VERSION,
+            tv.c.PARTS_VERSION,
+            tv.c.SEEN_VERSION,
+            *_stats_columns(m.PartitionColumnStats),
+        )
+        .select_from(m.Partition.__table__)
+        .outerjoin(pv, pv.c.PART_ID == p.PART_ID)
+        .outerjoin(tv, tv.c.TBL_ID == p.TBL_ID)
+        .outerjoin(
+            stats,
+            (c.PART_ID == p.PART_ID)
+            & (c.ENGINE == bindparam("engine"))
+            & lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME),
+        )
+        .where(lists.any_of(dialect, "ids")(p.PART_ID))
+        .order_by(p.PART_ID, c.COLUMN_NAME)
+    )

@@ -21,7 +21,7 @@ from metastore.stats import accurate, aggregate, owners, queries
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
 from metastore.stats.rows import StatsRow
 from metastore.stats.validate import check_engine, checked
-from metastore.store import lookup
+from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
 from metastore.store.storage import column_types
@@ -98,6 +98,7 @@ def _write_partition_statistics(
         by_owner.setdefault(found.part_id, []).append(rows)
         named[found.part_id] = (table.catalog, table.db_name, table.name, name)
     stored = {p.part_id: p.accurate for p in partitions.values() if p.accurate is not None}
+    versions.touch_partitions(s, table.tbl_id, by_owner)
     _store_rows(s, PARTITION_LEVEL, by_owner, named, stored, engine, merge)
 
 

@@ -67,7 +67,13 @@ ID_SEQUENCES = {
 }
 
 # The tables only colstats keeps: dropped by --undo whatever they hold.
-COLSTATS_TABLES = ("TBL_VERSIONS", "TBL_VERSION_COUNTER", "HIVE_LOCKS", "NEXT_LOCK_ID")
+COLSTATS_TABLES = (
+    "TBL_VERSIONS",
+    "PART_VERSIONS",
+    "TBL_VERSION_COUNTER",
+    "HIVE_LOCKS",
+    "NEXT_LOCK_ID",
+)
 
 # The statistics tables and their owner column.
 STATS_OWNERS = {"TAB_COL_STATS": "TBL_ID", "PART_COL_STATS": "PART_ID"}

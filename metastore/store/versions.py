@@ -14,6 +14,17 @@ grows (the larger of its version + 1 and the drawn value). So a pair (TBL_ID, VE
 names one state of one table, even where SQLite gives a dropped table's id to a new one,
 and of two versions of a table the larger is the newer.
 
+Partitions (schema 0008): a write of statistics marks the partitions it writes
+(`touch_partitions`), and its bump gives them the table's new version (PART_VERSIONS) without
+moving the table's PARTS_VERSION; every other change to a table sets PARTS_VERSION to the
+new version. So the statistics of a partition read at (PARTS_VERSION, the partition's
+version) are current while both are: an answer over many partitions re-reads only the
+partitions whose version moved. Each bump also sets SEEN_VERSION to the new version; a
+table whose VERSION differs from its SEEN_VERSION was last changed by another writer (a
+server older than 0008, HMS's triggers in an adopted database), which moves no partition
+versions: its partitions' versions are not used until colstats changes it again, which then
+moves PARTS_VERSION too.
+
 Changes made with SQL outside colstats move no version: run such changes with the servers
 stopped (their caches are in memory), or restart them afterwards.
 """
@@ -22,15 +33,18 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from sqlalchemy import (
     BigInteger,
     CompoundSelect,
     Select,
+    and_,
     bindparam,
+    case,
     func,
+    not_,
     select,
     union_all,
     update,
@@ -53,6 +67,7 @@ class Queries(Protocol):
 
 
 _TOUCHED = "colstats_touched_tables"
+_PARTITIONS = "colstats_touched_partitions"
 _CHANGE = "colstats_change"
 
 
@@ -63,31 +78,56 @@ def begin(s: Session, *, write: bool) -> None:
 
 
 def touch(s: Session, tbl_id: int) -> None:
-    """Mark table TBL_ID as changed by the transaction of S, when it is a change."""
+    """Mark table TBL_ID as changed by the transaction of S, when it is a change: any of
+    its partitions may have changed (its PARTS_VERSION moves)."""
     if s.info.get(_CHANGE):
         s.info.setdefault(_TOUCHED, set()).add(tbl_id)
 
 
+def touch_partitions(s: Session, tbl_id: int, part_ids: Iterable[int]) -> None:
+    """Mark table TBL_ID as changed by the transaction of S, when it is a change, in the
+    statistics of partitions PART_IDS (none: its own statistics) only: their versions move,
+    its PARTS_VERSION does not (unless something else touches it)."""
+    if s.info.get(_CHANGE):
+        s.info.setdefault(_PARTITIONS, {}).setdefault(tbl_id, set()).update(part_ids)
+
+
 def bump(s: Session) -> None:
-    """Give every table the transaction of S touched and that still exists a new version
-    (see the module docstring); nothing when it touched none. On the driver
-    (metastore.store.driver): it ends every change."""
-    touched = sorted(s.info.pop(_TOUCHED, ()))
+    """Give every table the transaction of S touched and that still exists a new version,
+    and the partitions it touched theirs (see the module docstring); nothing when it touched
+    none. On the driver (metastore.store.driver): it ends every change."""
+    broad: set[int] = s.info.pop(_TOUCHED, set())
+    narrow: dict[int, set[int]] = s.info.pop(_PARTITIONS, {})
+    touched = sorted(broad | narrow.keys())
     if not touched:
         return
+    parts = sorted(p for tbl_id, ids in narrow.items() if tbl_id not in broad for p in ids)
     dialect = s.get_bind().dialect.name
-    params: dict[str, Any] = {"ids": lists.values(dialect, touched)}
+    params: dict[str, Any] = {
+        "ids": lists.values(dialect, touched),
+        "broad": lists.values(dialect, broad),
+    }
     if dialect != "postgresql":
         params["drawn"] = _draw_sqlite(s)
-    driver_execute(s, _bump_statement(dialect), params)
+        driver_execute(s, _bump_statement(dialect), params)
+        if parts:
+            params["parts"] = lists.values(dialect, parts)
+            driver_execute(s, _partitions_statement(dialect), params)
+        return
+    if parts:
+        params["parts"] = lists.values(dialect, parts)
+        driver_execute(s, _bump_with_partitions_statement(), params)
+    else:
+        driver_execute(s, _bump_statement(dialect), params)
 
 
-@functools.cache
-def _bump_statement(dialect: str) -> Any:
-    """The upsert of `bump` for DIALECT: the tables of parameter `ids` that exist get the
-    larger of their version + 1 and the drawn value (PostgreSQL's sequence; on SQLite,
-    parameter `drawn`), in id order, so that two transactions lock the version rows in one
-    order."""
+def _table_upsert(dialect: str) -> Any:
+    """The upsert of a table's versions for DIALECT: the tables of parameter `ids` that exist
+    get the larger of their version + 1 and the drawn value (PostgreSQL's sequence; on
+    SQLite, parameter `drawn`), in id order, so that two transactions lock the version rows
+    in one order; SEEN_VERSION becomes that version, and so does PARTS_VERSION for the
+    tables of parameter `broad`, for a table first given a version, and for one whose
+    version another writer moved (VERSION is not SEEN_VERSION)."""
     tables, versions = m.Table.__table__, m.TableVersion.__table__
     insert: Any = (
         postgresql.insert(versions) if dialect == "postgresql" else sqlite.insert(versions)
@@ -98,15 +138,74 @@ def _bump_statement(dialect: str) -> Any:
     else:
         drawn, larger = bindparam("drawn", type_=BigInteger), func.max
     source = (
-        select(tables.c.TBL_ID, drawn)
+        select(tables.c.TBL_ID, drawn, drawn, drawn)
         .where(lists.among(dialect, "ids")(tables.c.TBL_ID))
         .order_by(tables.c.TBL_ID)
     )
-    insert = insert.from_select(["TBL_ID", "VERSION"], source)
+    insert = insert.from_select(["TBL_ID", "VERSION", "PARTS_VERSION", "SEEN_VERSION"], source)
+    new_version = larger(versions.c.VERSION + 1, insert.excluded.VERSION)
+    v = versions.c
+    keep_parts = and_(
+        not_(lists.among(dialect, "broad")(v.TBL_ID)),
+        v.SEEN_VERSION.is_not(None),
+        v.SEEN_VERSION == v.VERSION,
+    )
     return insert.on_conflict_do_update(
         index_elements=["TBL_ID"],
-        set_={"VERSION": larger(versions.c.VERSION + 1, insert.excluded.VERSION)},
+        set_={
+            "VERSION": new_version,
+            "PARTS_VERSION": case((keep_parts, v.PARTS_VERSION), else_=new_version),
+            "SEEN_VERSION": new_version,
+        },
     )
+
+
+@functools.cache
+def _bump_statement(dialect: str) -> Any:
+    """The statement of `bump` for DIALECT when it moves no partition's version (on SQLite,
+    always: `_partitions_statement` follows it)."""
+    return _table_upsert(dialect)
+
+
+@functools.cache
+def _partitions_statement(dialect: str) -> Any:
+    """SQLite's upsert of the versions of the partitions of parameter `parts` that exist:
+    their table's version, just given."""
+    p, tv, pv = m.Partition.__table__, m.TableVersion.__table__, m.PartitionVersion.__table__
+    insert: Any = sqlite.insert(pv)
+    source = (
+        select(p.c.PART_ID, tv.c.VERSION)
+        .join(tv, tv.c.TBL_ID == p.c.TBL_ID)
+        .where(lists.among(dialect, "parts")(p.c.PART_ID))
+        .order_by(p.c.PART_ID)
+    )
+    insert = insert.from_select(["PART_ID", "VERSION"], source)
+    return insert.on_conflict_do_update(
+        index_elements=["PART_ID"], set_={"VERSION": insert.excluded.VERSION}
+    )
+
+
+@functools.cache
+def _bump_with_partitions_statement() -> Any:
+    """PostgreSQL's `bump` that moves the versions of partitions too, in one statement: the
+    tables' upsert, and the partitions' from the versions it returns."""
+    p, pv = m.Partition.__table__, m.PartitionVersion.__table__
+    tables = (
+        _table_upsert("postgresql")
+        .returning(m.TableVersion.__table__.c.TBL_ID, m.TableVersion.__table__.c.VERSION)
+        .cte("bumped")
+    )
+    insert: Any = postgresql.insert(pv)
+    source = (
+        select(p.c.PART_ID, tables.c.VERSION)
+        .join(tables, tables.c.TBL_ID == p.c.TBL_ID)
+        .where(lists.among("postgresql", "parts")(p.c.PART_ID))
+        .order_by(p.c.PART_ID)
+    )
+    insert = insert.from_select(["PART_ID", "VERSION"], source)
+    return insert.on_conflict_do_update(
+        index_elements=["PART_ID"], set_={"VERSION": insert.excluded.VERSION}
+    ).add_cte(tables)
 
 
 _DRAW = (
@@ -194,3 +293,71 @@ def catalog_version(s: Session, catalog: str) -> int:
     )
     state = repr([tuple(row) for row in rows]).encode()
     return int.from_bytes(hashlib.blake2b(state, digest_size=8).digest(), "big") >> 1
+
+
+class PartitionVersions(NamedTuple):
+    """The versions a read of some partitions' statistics is exact at (see the module
+    docstring): its table's, and each partition's."""
+
+    tbl_id: int
+    version: int | None
+    parts_version: int | None
+    """None, or not current (`usable` is False), when its partitions' versions say nothing."""
+    usable: bool
+    """Whether the partitions' versions tell which changed: colstats (0008 or later) gave
+    the table its VERSION."""
+    partitions: list[tuple[str, int, int]]
+    """(PART_NAME, PART_ID, its version: 0 for none) of the partitions found, ordered by
+    PART_NAME as the database orders it (the order of metastore.stats.queries'
+    partition_stats_by_name)."""
+
+
+def partition_versions(
+    s: Session, catalog: str, db: str, table: str, part_names: Sequence[str]
+) -> PartitionVersions | None:
+    """The versions of table CATALOG.DB.TABLE and of its partitions named PART_NAMES (as
+    stored), in one statement; None when the table has no such partitions (or does not
+    exist)."""
+    dialect = s.get_bind().dialect.name
+    params = {
+        "catalog": catalog,
+        "db": db,
+        "table": table,
+        "parts": lists.values(dialect, part_names),
+    }
+    rows = driver_rows(s, _partition_versions_query(dialect), params)
+    if not rows:
+        return None
+    _, _, _, tbl_id, version, parts_version, seen = rows[0]
+    usable = version is not None and seen == version
+    found = [(name, part_id, part_version or 0) for name, part_id, part_version, *_ in rows]
+    return PartitionVersions(tbl_id, version, parts_version, usable, found)
+
+
+@functools.cache
+def _partition_versions_query(dialect: str) -> Select[Any]:
+    d, t = m.Database.__table__.c, m.Table.__table__.c
+    p, pv, tv = m.Partition.__table__.c, m.PartitionVersion.__table__, m.TableVersion.__table__
+    return (
+        select(
+            p.PART_NAME,
+            p.PART_ID,
+            pv.c.VERSION,
+            t.TBL_ID,
+            tv.c.VERSION,
+            tv.c.PARTS_VERSION,
+            tv.c.SEEN_VERSION,
+        )
+        .select_from(m.Partition.__table__)
+        .join(m.Table.__table__, t.TBL_ID == p.TBL_ID)
+        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
+        .outerjoin(tv, tv.c.TBL_ID == t.TBL_ID)
+        .outerjoin(pv, pv.c.PART_ID == p.PART_ID)
+        .where(
+            d.CTLG_NAME == bindparam("catalog"),
+            d.NAME == bindparam("db"),
+            t.TBL_NAME == bindparam("table"),
+            lists.any_of(dialect, "parts", text=True)(p.PART_NAME),
+        )
+        .order_by(p.PART_NAME)
+    )

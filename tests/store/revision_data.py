@@ -565,13 +565,21 @@ def _function(w: _Writer, sales: int) -> None:
 
 
 def _versions(w: _Writer) -> None:
-    """A version of every table, as a server that has changed each once leaves them."""
+    """A version of every table, as a server that has changed each once leaves them, and
+    (from 0008) of every partition, as a write of its statistics leaves it."""
     versions, tables = w.tables["TBL_VERSIONS"], w.tables["TBLS"]
     w.conn.execute(
         versions.insert().from_select(
             ["TBL_ID", "VERSION"], sa.select(tables.c.TBL_ID, tables.c.TBL_ID + 100)
         )
     )
+    if "PART_VERSIONS" in w.tables:
+        parts = w.tables["PARTITIONS"]
+        w.conn.execute(
+            w.tables["PART_VERSIONS"]
+            .insert()
+            .from_select(["PART_ID", "VERSION"], sa.select(parts.c.PART_ID, parts.c.TBL_ID + 100))
+        )
 
 
 def _lock(w: _Writer) -> None:

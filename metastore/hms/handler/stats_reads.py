@@ -9,6 +9,8 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
+from metastore.hms import pieces
+from metastore.hms.cache import AnswerCache
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
 from metastore.stats import reads
@@ -92,6 +94,20 @@ class StatisticsReads(ServiceBase):
         for row in rows:
             result.setdefault(row[0], []).append(self.answers.stats_obj(row[1:]))
         return t.PartitionsStatsResult(partStats=result)
+
+    def partitions_statistics_encoded(
+        self, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
+    ) -> bytes:
+        """The answer of get_partitions_statistics_req to REQUEST, encoded (the result's
+        PartitionsStatsResult), rebuilt from the parts of earlier answers CACHE keeps
+        (metastore.hms.pieces): the same operation as the call, with its errors."""
+        return self.operations.run(
+            pieces.CALL,
+            lambda s: pieces.answer(
+                s, _target(request, with_partitions=True), cache, variant, self.answers.stats_obj
+            ),
+            write=False,
+        )
 
     @call(write=False)
     def get_aggr_stats_for(self, s: Session, request: t.PartitionsStatsRequest) -> t.AggrStats:

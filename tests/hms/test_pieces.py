@@ -1,0 +1,229 @@
+"""Answers of get_partitions_statistics_req rebuilt by the partitions that changed
+(metastore.hms.pieces): the bytes are those of the generated code, over every kind of
+statistics; after a change only the changed partitions are read again; and random changes
+and reads through two servers with caches answer what a server without one answers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from conftest import RunningServer, connect
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from metadata_builders import Client, column_stats, database, fields, partition, table
+from thrift.Thrift import TApplicationException
+
+from hive_metastore_thrift import ttypes as t
+from metastore.config import Settings
+from metastore.hms import pieces
+
+COLUMNS = fields(
+    ("b", "boolean"),
+    ("i", "bigint"),
+    ("f", "double"),
+    ("s", "string"),
+    ("bin", "binary"),
+    ("dec", "decimal(10,2)"),
+    ("d", "date"),
+    ("ts", "timestamp"),
+)
+KEYS = fields(("ds", "string"))
+VALUES = ["2024-01-01", "2024-01-02", "2024-01-03", "é ü x", "2024-01-05", "2024-01-06"]
+
+
+def _decimal(unscaled: int) -> t.Decimal:
+    return t.Decimal(scale=2, unscaled=unscaled.to_bytes(4, "big", signed=True))
+
+
+def every_kind(n: int, sketches: bool = True) -> list[t.ColumnStatisticsObj]:
+    """Statistics of every kind for COLUMNS, varied by N; with SKETCHES, bit vectors."""
+    bits = b"HL" + bytes([n % 256]) * 6 if sketches else None
+    d = t.ColumnStatisticsData
+    data = [
+        d(booleanStats=t.BooleanColumnStatsData(numTrues=n, numFalses=n + 1, numNulls=2)),
+        d(longStats=t.LongColumnStatsData(-n, n, 1, n + 1, bits)),
+        d(doubleStats=t.DoubleColumnStatsData(-n / 3, n * 1.5, 0, n + 2, bits)),
+        d(stringStats=t.StringColumnStatsData(n + 3, 4.25, 1, n + 1, bits)),
+        d(binaryStats=t.BinaryColumnStatsData(n + 7, 3.5, 0)),
+        d(decimalStats=t.DecimalColumnStatsData(_decimal(-n), _decimal(n * 100), 0, n + 1, bits)),
+        d(dateStats=t.DateColumnStatsData(t.Date(19000 - n), t.Date(19000 + n), 0, n + 1, bits)),
+        d(
+            timestampStats=t.TimestampColumnStatsData(
+                t.Timestamp(1_700_000_000 - n), t.Timestamp(1_700_000_000 + n), 0, n + 1, bits
+            )
+        ),
+    ]
+    return [
+        t.ColumnStatisticsObj(f.name, f.type, value) for f, value in zip(COLUMNS, data, strict=True)
+    ]
+
+
+@pytest.mark.parametrize("count", [0, 1, 3])
+def test_the_bytes_are_those_of_the_generated_code(count: int) -> None:
+    by_name = {f"ds={v}": every_kind(n, sketches=n % 2 == 0) for n, v in enumerate(VALUES[:count])}
+    whole = pieces.encoded_result(t.PartitionsStatsResult(partStats=by_name))
+    parts = [pieces.piece(name, objs) for name, objs in by_name.items()]
+    assert pieces.result_body([b"", *parts, b""]) == whole
+
+
+@pytest.fixture(scope="module")
+def servers(migrated_url: str) -> Iterator[list[RunningServer]]:
+    """Two servers with caches and one without, on one database, returning sketches."""
+    on = Settings(fetch_bitvector=True, fetch_histogram=True)
+    running = [
+        RunningServer(migrated_url, on),
+        RunningServer(migrated_url, on),
+        RunningServer(migrated_url, Settings(fetch_bitvector=True, cache_size=0)),
+    ]
+    yield running
+    for server in running:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def clients(servers: list[RunningServer]) -> Iterator[tuple[Client, Client, Client]]:
+    connections = [connect(server.port) for server in servers]
+    yield connections[0][0], connections[1][0], connections[2][0]
+    for _, transport in connections:
+        transport.close()
+
+
+def _make(client: Client, db: str) -> None:
+    client.create_database(database(db))
+    client.create_table(table(db, "t", keys=KEYS, cols=COLUMNS))
+    client.add_partitions([partition(db, "t", [v]) for v in VALUES])
+    for n, v in enumerate(VALUES[:-1]):  # the last partition has no statistics
+        client.update_partition_column_statistics(column_stats(db, "t", every_kind(n), f"ds={v}"))
+
+
+def _counts(server: RunningServer) -> tuple[int, int]:
+    cache = server.server.cache
+    assert cache is not None
+    return cache.counters.hits[pieces.PIECE], cache.counters.misses[pieces.PIECE]
+
+
+def test_after_a_write_only_the_partition_written_is_read_again(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+) -> None:
+    db = f"pieces_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = t.PartitionsStatsRequest(
+        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
+    )
+    first = b.get_partitions_statistics_req(request)
+    assert first == plain.get_partitions_statistics_req(request)
+    assert len(first.partStats) == len(VALUES) - 1
+    hits, misses = _counts(servers[1])
+    # A write through the other server: server b reads the one partition again.
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(40), f"ds={VALUES[1]}"))
+    after = b.get_partitions_statistics_req(request)
+    assert after == plain.get_partitions_statistics_req(request)
+    written = {o.colName: o for o in after.partStats[f"ds={VALUES[1]}"]}
+    assert written["i"].statsData.longStats.highValue == 40
+    assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses + 1)
+    # Any other change to the table: every partition is read again.
+    a.alter_partition(db, "t", partition(db, "t", [VALUES[2]], parameters={"k": "v"}))
+    assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
+    assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses + 1 + len(VALUES))
+    plain.drop_database(db, True, True)
+
+
+def _changes(db: str) -> dict[str, Callable[[Client, str, int], Any]]:
+    """Changes by name: each takes a client, a partition value and a number."""
+    return {
+        "statistics": lambda c, v, n: c.update_partition_column_statistics(
+            column_stats(db, "t", every_kind(n)[n % 8 :], f"ds={v}")
+        ),
+        "merged statistics": lambda c, v, n: c.set_aggr_stats_for(
+            t.SetPartitionsStatsRequest(
+                [column_stats(db, "t", every_kind(n)[: n % 8 + 1], f"ds={v}")],
+                needMerge=n % 2 == 0,
+            )
+        ),
+        "two partitions": lambda c, v, n: c.set_aggr_stats_for(
+            t.SetPartitionsStatsRequest(
+                [
+                    column_stats(db, "t", every_kind(n), f"ds={v}"),
+                    column_stats(db, "t", every_kind(n + 1), f"ds={VALUES[n % len(VALUES)]}"),
+                ]
+            )
+        ),
+        "delete statistics": lambda c, v, n: c.delete_partition_column_statistics(
+            db, "t", f"ds={v}", COLUMNS[n % 8].name if n % 3 else None, None
+        ),
+        "add partition": lambda c, v, n: c.add_partition(partition(db, "t", [v])),
+        "drop partition": lambda c, v, n: c.drop_partition(db, "t", [v], True),
+        "alter partition": lambda c, v, n: c.alter_partition(
+            db, "t", partition(db, "t", [v], parameters={"n": str(n)})
+        ),
+        "rename partition": lambda c, v, n: c.rename_partition(
+            db, "t", [v], partition(db, "t", [VALUES[n % len(VALUES)]])
+        ),
+        "table statistics": lambda c, v, n: c.update_table_column_statistics(
+            column_stats(db, "t", every_kind(n))
+        ),
+    }
+
+
+def _change(change: Callable[[Client, str, int], Any], client: Client, v: str, n: int) -> None:
+    """CHANGE made, or refused with one of the IDL's exceptions (the same through any
+    server: a partition that exists already, or does not)."""
+    try:
+        change(client, v, n)
+    except TApplicationException:
+        raise
+    except Exception:  # the IDL's exceptions: the state is what it was
+        pass
+
+
+def _read(client: Client, db: str, n: int, names: list[str]) -> Any:
+    columns = [f.name for i, f in enumerate(COLUMNS) if (n >> i) & 1 or n % 5 == 0]
+    request = t.PartitionsStatsRequest(db, "t", columns, names)
+    try:
+        return client.get_partitions_statistics_req(request)
+    except TApplicationException:
+        raise
+    except Exception as e:  # the IDL's exceptions: the same through every server
+        return (type(e).__name__, getattr(e, "message", str(e)))
+
+
+STEP = st.tuples(
+    st.sampled_from([0, 1]),  # which server with a cache
+    st.booleans(),  # a change or a read
+    st.integers(0, 1000),  # which change
+    st.sampled_from(VALUES),
+    st.integers(0, 255),  # the columns read, the change's number
+    st.lists(st.sampled_from(VALUES), min_size=1, max_size=6),  # the partitions read
+)
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(steps=st.lists(STEP, min_size=5, max_size=30))
+def test_answers_rebuilt_by_partition_are_those_without_a_cache(
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    steps: list[tuple[int, bool, int, str, int, list[str]]],
+) -> None:
+    db = f"pprop_{uuid.uuid4().hex[:10]}"
+    cached, plain = clients[:2], clients[2]
+    _make(plain, db)
+    changes = _changes(db)
+    for server, change, which, value, number, read in steps:
+        client = cached[server]
+        if change:
+            name = sorted(changes)[which % len(changes)]
+            _change(changes[name], client, value, number)
+            continue
+        names = [f"ds={v}" for v in read]
+        for _ in range(2):  # the second from memory when nothing changed between
+            answer = _read(client, db, number, names)
+            assert answer == _read(plain, db, number, names), f"through server {server}: {steps}"
+    plain.drop_database(db, True, True)

@@ -20,6 +20,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names
 from metastore.cli import remote, stats_view
 from metastore.cli.errors import EXIT_USAGE, CliError
+from metastore.iceberg import parameters as iceberg_params
 from metastore.job.client import MetastoreClient
 from metastore.job.errors import NoSuchObject
 from metastore.job.options import parse_partition_spec
@@ -30,7 +31,9 @@ BASIC_STATISTICS = ("numRows", "numFiles", "totalSize", "rawDataSize")
 
 ICEBERG_STATISTICS = (
     "Iceberg keeps this table's statistics in its own metadata (per-file bounds and counts "
-    "in the manifests, distinct counts in Puffin files), where Iceberg engines read them"
+    "in the manifests, distinct counts in Puffin files), where Iceberg engines read them; "
+    "`metastore analyze DB.TABLE` computes them (a Puffin file of distinct counts, and these "
+    "statistics)"
 )
 
 
@@ -91,6 +94,8 @@ class Description:
     basic: dict[str, int | None]
     basic_accurate: bool
     columns: list[ColumnDescription] = field(default_factory=list)
+    iceberg_statistics_snapshot: str | None = None
+    """The snapshot of an Iceberg table its statistics describe (metastore analyze)."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -156,6 +161,9 @@ def fetch(
         engine=engine,
         basic={key: _int_or_none(parameters.get(key)) for key in BASIC_STATISTICS},
         basic_accurate=accurate.basic_accurate(parameters.get(accurate.KEY)),
+        iceberg_statistics_snapshot=(table.parameters or {}).get(
+            iceberg_params.STATISTICS_SNAPSHOT
+        ),
     )
     for col, col_type in columns:
         obj = by_column.get(col)
@@ -283,6 +291,7 @@ def as_json(description: Description, bins: int) -> dict[str, Any]:
         "table_type": description.table_type,
         "location": description.location,
         "iceberg_metadata_location": description.iceberg_metadata,
+        "iceberg_statistics_snapshot": description.iceberg_statistics_snapshot,
         "partition_keys": [{"name": k, "type": v} for k, v in description.partition_keys],
         "partition": description.partition,
         "engine": description.engine,
@@ -312,6 +321,13 @@ def text_lines(description: Description, bins: int, *, one_column: bool) -> list
     iceberg = description.iceberg_metadata is not None
     if iceberg:
         lines.insert(2, f"iceberg table, metadata {description.iceberg_metadata or '(none)'}")
+        if description.iceberg_statistics_snapshot:
+            lines.insert(
+                3,
+                f"statistics of snapshot {description.iceberg_statistics_snapshot} (metastore "
+                "analyze; its Puffin file is in the table's metadata; not marked accurate once "
+                "another commit came)",
+            )
     if iceberg and not any(c.stats for c in description.columns):
         lines.append(f"column statistics: none in the metastore; {ICEBERG_STATISTICS}")
     elif one_column:

@@ -28,8 +28,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hive_metastore_thrift import ttypes as t
-from metastore.sketches import HyperLogLog, kll_build, kll_merge
-from metastore.thrift_stats import STRUCTS, make_union, thrift_decimal
+from metastore.sketches import HyperLogLog, kll_build, kll_merge, try_read_sketch
+from metastore.thrift_stats import STRUCTS, make_union, python_decimal, thrift_decimal, union_member
 from metastore.vocabulary import Kind
 
 SECONDS_PER_DAY = 86_400
@@ -68,10 +68,39 @@ class ColumnState:
     max_length: int = 0
     sketch: HyperLogLog | None = None
     histogram: bytes | None = None
+    distinct: int | None = None
+    """Distinct non-null values known otherwise (a theta sketch's estimate), for a state
+    whose HyperLogLog is unknown (sketch None although the kind has one)."""
+    histogram_unknown: bool = False
+    """Whether part of the rows is known only by statistics without a histogram."""
 
     @classmethod
     def empty(cls, kind: Kind) -> ColumnState:
         return cls(kind=kind, sketch=HyperLogLog() if kind.has_ndv else None)
+
+    @classmethod
+    def from_thrift(cls, kind: Kind, obj: t.ColumnStatisticsObj, rows: int) -> ColumnState:
+        """The state of ROWS rows that stored statistics OBJ describe, to merge new rows
+        into; a sketch or histogram OBJ lacks (a metastore that returns none) is unknown, and
+        stays unknown through merges."""
+        data = union_member(obj.statsData)
+        state = cls(kind=kind, rows=rows, nulls=data.numNulls or 0)
+        if kind is Kind.BOOLEAN:
+            state.trues, state.falses = data.numTrues or 0, data.numFalses or 0
+            return state
+        if kind in (Kind.STRING, Kind.BINARY):
+            state.max_length = data.maxColLen or 0
+            state.total_length = round((data.avgColLen or 0.0) * state.non_null)
+        else:
+            state.low, state.high = _python_bounds(kind, data.lowValue, data.highValue)
+            state.histogram = data.histogram or None
+            state.histogram_unknown = state.histogram is None and state.non_null > 0
+        if kind.has_ndv:
+            found = try_read_sketch(data.bitVectors)
+            state.sketch = found if isinstance(found, HyperLogLog) else None
+            if state.sketch is None and state.non_null == 0:
+                state.sketch = HyperLogLog()
+        return state
 
     @classmethod
     def of(cls, kind: Kind, array: pa.Array | pa.ChunkedArray) -> ColumnState:
@@ -146,9 +175,14 @@ class ColumnState:
             self.high = other.high if self.high is None else max(self.high, other.high)
         if self.sketch is not None and other.sketch is not None:
             self.sketch.merge(other.sketch)
+        elif self.kind.has_ndv:  # one side's is unknown: so is the merge's
+            self.sketch = None
+        self.histogram_unknown = self.histogram_unknown or other.histogram_unknown
         histograms = [h for h in (self.histogram, other.histogram) if h is not None]
         self.histogram = (
-            kll_merge(histograms)
+            None
+            if self.histogram_unknown
+            else kll_merge(histograms)
             if len(histograms) == 2
             else (histograms[0] if histograms else None)
         )
@@ -160,7 +194,10 @@ class ColumnState:
 
     def ndv(self) -> int:
         """Distinct values, NULL counted as one (see the module docstring)."""
-        distinct = min(self.sketch.estimate(), self.non_null) if self.sketch is not None else 0
+        if self.sketch is not None:
+            distinct = min(self.sketch.estimate(), self.non_null)
+        else:
+            distinct = min(self.distinct or 0, self.non_null)
         return distinct + (1 if self.nulls else 0)
 
     def to_thrift(self, column: str, column_type: str) -> t.ColumnStatisticsObj:
@@ -175,23 +212,21 @@ class ColumnState:
                 maxColLen=self.max_length, avgColLen=self._average_length(), numNulls=self.nulls
             )
         elif self.kind is Kind.STRING:
-            assert self.sketch is not None
             stats = t.StringColumnStatsData(
                 maxColLen=self.max_length,
                 avgColLen=self._average_length(),
                 numNulls=self.nulls,
                 numDVs=self.ndv(),
-                bitVectors=self.sketch.to_bytes(),
+                bitVectors=self.sketch.to_bytes() if self.sketch is not None else None,
             )
         else:
-            assert self.sketch is not None
             low, high = self._thrift_bounds()
             stats = STRUCTS[self.kind](
                 lowValue=low,
                 highValue=high,
                 numNulls=self.nulls,
                 numDVs=self.ndv(),
-                bitVectors=self.sketch.to_bytes(),
+                bitVectors=self.sketch.to_bytes() if self.sketch is not None else None,
                 histogram=self.histogram,
             )
         return t.ColumnStatisticsObj(
@@ -211,3 +246,16 @@ class ColumnState:
         if self.kind is Kind.TIMESTAMP:
             return t.Timestamp(self.low), t.Timestamp(self.high)
         return self.low, self.high
+
+
+def _python_bounds(kind: Kind, low: Any, high: Any) -> tuple[Any, Any]:
+    """Thrift's low and high values as a state keeps them (see _thrift_bounds)."""
+    if low is None or high is None:
+        return None, None
+    if kind is Kind.DECIMAL:
+        return python_decimal(low), python_decimal(high)
+    if kind is Kind.DATE:
+        return low.daysSinceEpoch, high.daysSinceEpoch
+    if kind is Kind.TIMESTAMP:
+        return low.secondsSinceEpoch, high.secondsSinceEpoch
+    return low, high

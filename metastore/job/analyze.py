@@ -354,6 +354,8 @@ def _write(
             table_objs = _objs(plan, merged.table)
     else:
         whole = merged.table
+        if iceberg_run is not None:  # --incremental: the new files' added to the stored
+            whole = iceberg.with_previous(iceberg_run, plan, whole)
         if source is not None and not whole.rows:  # empty files: their count and size
             files = source.listing.files.get("", [])
             whole.files, whole.bytes = len(files), sum(size for _, size in files)
@@ -366,7 +368,7 @@ def _write(
     if iceberg_run is not None:
         # The basic statistics go with the commit of the Puffin file, under the table's lock;
         # the column statistics after it.
-        iceberg.write_statistics(client, iceberg_run, merged.table, table_basic)
+        iceberg.write_statistics(client, iceberg_run, whole, table_basic)
     writer.write_table_level(
         client,
         plan,

@@ -34,11 +34,13 @@ from metastore.files.listing import Listing
 from metastore.iceberg import parameters as iceberg_params
 from metastore.iceberg import tables
 from metastore.job import writer
+from metastore.job.accumulators import ColumnState
 from metastore.job.client import MetastoreClient, login_user
 from metastore.job.errors import JobError, MetastoreRefused
 from metastore.job.located import FileSource
-from metastore.job.scan import Partial, ThetaRequest
+from metastore.job.scan import Partial, ThetaRequest, union
 from metastore.job.source import Plan
+from metastore.sketches.theta import CompactThetaSketch
 
 if TYPE_CHECKING:
     from pyiceberg.table.statistics import StatisticsFile
@@ -60,10 +62,159 @@ class IcebergRun:
     sequence_number: int
     location: str
     columns: list[tables.IcebergColumn]
+    previous: Previous | None = None
+    """--incremental: the statistics of an earlier snapshot the new files are added to."""
 
     @property
     def where(self) -> str:
         return f"{self.db}.{self.table}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Previous:
+    """The statistics of an earlier snapshot of the table, which a run with --incremental
+    adds the data files added since to, instead of reading the table again."""
+
+    snapshot_id: int
+    statistics_path: str
+    rows: int
+    files: int
+    bytes: int
+    raw_bytes: int
+    stored: dict[str, t.ColumnStatisticsObj]
+    """The HMS statistics of that snapshot, by column name in lower case."""
+
+
+def incremental(
+    client: MetastoreClient, stored: t.Table, source: FileSource, run: IcebergRun, plan: Plan
+) -> tuple[IcebergRun, str | None]:
+    """RUN with the statistics its new files are added to (SOURCE then lists those files
+    only), or RUN as it is when the table must be read again (said in the log); and why
+    there is nothing to read, when its statistics describe the current snapshot already."""
+    params = stored.parameters or {}
+    stated = params.get(iceberg_params.STATISTICS_SNAPSHOT, "")
+    if not stated.isdigit():
+        log.info("%s has no statistics of an earlier snapshot: reading every file", run.where)
+        return run, None
+    if int(stated) == run.snapshot_id:
+        return run, (
+            f"nothing new to analyze in {run.where}: its statistics describe snapshot "
+            f"{run.snapshot_id}, the current one (--incremental); nothing was written"
+        )
+    why, previous = _previous(client, run, plan, int(stated), source.listing.files[""], params)
+    if previous is None:
+        log.info("%s: reading every file (--incremental): %s", run.where, why)
+        return run, None
+    log.info(
+        "%s: %d data file(s) added since snapshot %d, whose statistics they are added to",
+        run.where,
+        len(source.listing.files[""]),
+        previous.snapshot_id,
+    )
+    return dataclasses.replace(run, previous=previous), None
+
+
+def _previous(
+    client: MetastoreClient,
+    run: IcebergRun,
+    plan: Plan,
+    snapshot_id: int,
+    files: list[tuple[str, int]],
+    params: dict[str, str],
+) -> tuple[str, Previous | None]:
+    """The statistics of SNAPSHOT_ID to add to, FILES cut to those added since; or why
+    not."""
+    table = tables.load(run.where, run.metadata_location)
+    snapshot = table.metadata.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        return f"snapshot {snapshot_id} of its statistics has expired", None
+    statistics = next((s for s in table.metadata.statistics if s.snapshot_id == snapshot_id), None)
+    if statistics is None:
+        return f"snapshot {snapshot_id} has no statistics file in the table's metadata", None
+    with_blobs = {blob.fields[0] for blob in statistics.blob_metadata if blob.fields}
+    ids = {c.column.name: c.field_id for c in run.columns}
+    missing = [c.name for c in plan.columns if ids[c.name] not in with_blobs]
+    if missing:
+        return f"no theta sketch of {', '.join(missing)} in its statistics file", None
+    try:
+        before = {f.path for f in tables.data_files(run.where, table, snapshot_id)}
+    except tables.IcebergError as e:
+        return str(e), None
+    now = {path for path, _ in files}
+    if before - now:
+        return f"{len(before - now)} data file(s) were rewritten or removed since", None
+    objs = client.call(
+        "get_table_statistics_req",
+        t.TableStatsRequest(
+            dbName=run.db,
+            tblName=run.table,
+            colNames=[c.name.lower() for c in plan.columns],
+            engine="hive",
+        ),
+    ).tableStats
+    stored = {obj.colName.lower(): obj for obj in objs}
+    if len(stored) < len(plan.columns):
+        return "the metastore lacks the statistics of some columns", None
+    summary = snapshot.summary
+    counts = {key: (summary.get(key) or "") for key in _TOTALS} if summary else {}
+    if not all(value.isdigit() for value in counts.values()) or len(counts) < len(_TOTALS):
+        return f"snapshot {snapshot_id} has no totals in its summary", None
+    files[:] = [(path, size) for path, size in files if path not in before]
+    raw = params.get("rawDataSize", "")
+    return "", Previous(
+        snapshot_id,
+        statistics.statistics_path,
+        int(counts["total-records"]),
+        int(counts["total-data-files"]),
+        int(counts["total-files-size"]),
+        int(raw) if raw.isdigit() else 0,
+        stored,
+    )
+
+
+_TOTALS = ("total-records", "total-data-files", "total-files-size")
+"""What a snapshot's summary says of the whole table at that snapshot."""
+
+
+def with_previous(run: IcebergRun, plan: Plan, partial: Partial) -> Partial:
+    """PARTIAL (the files added since RUN's previous statistics) merged with them: the
+    statistics of the whole snapshot."""
+    previous = run.previous
+    if previous is None:
+        return partial
+    from metastore.iceberg import puffin
+
+    stored_file = puffin.read(previous.statistics_path)
+    blobs = {blob.fields[0]: blob for blob in stored_file.blobs if blob.fields}
+    ids = {c.column.name: c.field_id for c in run.columns}
+    whole = Partial(
+        rows=previous.rows + partial.rows,
+        files=previous.files + partial.files,
+        bytes=previous.bytes + partial.bytes,
+        raw_bytes=previous.raw_bytes + partial.raw_bytes,
+    )
+    for column in plan.columns:
+        before = ColumnState.from_thrift(
+            column.stats_kind, previous.stored[column.name.lower()], previous.rows
+        )
+        added = partial.states.get(column.name) or ColumnState.empty(column.stats_kind)
+        state = before.merge(added)
+        theta = CompactThetaSketch.from_bytes(stored_file.data(blobs[ids[column.name]]))
+        if column.name in partial.thetas:
+            theta = union(theta, partial.thetas[column.name])
+        whole.thetas[column.name] = theta
+        if state.sketch is None:  # the metastore returned no HyperLogLog: the theta's count
+            state.distinct = round(theta.estimate)
+        whole.states[column.name] = state
+    unknown = [c.name for c in plan.columns if whole.states[c.name].sketch is None]
+    if unknown:
+        log.warning(
+            "%s: the metastore returned no HyperLogLog sketches of %s (fetch_bitvector off): "
+            "their distinct counts come from the theta sketches, written without a bit vector",
+            run.where,
+            ", ".join(unknown),
+        )
+    return whole
 
 
 def describe(stored: t.Table) -> tuple[FileSource, IcebergRun]:

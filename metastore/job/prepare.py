@@ -78,6 +78,7 @@ def prepare(options: AnalyzeOptions) -> Prepared:
         if options.spark_table is not None:
             prepared.seconds = time.monotonic() - started
             return prepared
+        nothing = None
         # Object storage is listed here and read by the tasks with the same settings.
         conf = spark_conf(options.spark_conf)
         object_storage.use(object_storage.S3Settings.from_spark_conf(conf))
@@ -103,8 +104,11 @@ def prepare(options: AnalyzeOptions) -> Prepared:
                         f"{options.table} is an Iceberg table, whose storage Iceberg keeps: "
                         "leave out --record-skew"
                     )
-                source, prepared.iceberg = iceberg.describe(stored)
+                source, run = iceberg.describe(stored)
                 plan = _checked_plan(source, options, specs)
+                if options.incremental:
+                    run, nothing = iceberg.incremental(client, stored, source, run, plan)
+                prepared.iceberg = run
             else:
                 source, prepared.register_format = located.describe(stored, options.format)
                 plan = _checked_plan(source, options, specs)
@@ -113,6 +117,7 @@ def prepare(options: AnalyzeOptions) -> Prepared:
             where = source.location
         prepared.plan, prepared.source = plan, source
         prepared.skewed = skew_request(plan, options)
+        prepared.nothing_new = nothing
         if not any(source.listing.files.values()):
             if not (options.incremental and plan.partition_keys):
                 raise OptionsError(_no_data(source, specs, where))

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from conftest import RunningServer, connect
-from job_checks import new_db, run_job
+from job_checks import new_db, run_job, run_job_result
 from pyiceberg.catalog.hive import HiveCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
@@ -193,6 +196,7 @@ def test_an_iceberg_table_gets_puffin_statistics_and_hms_statistics(
         assert int((blob.properties or {})["ndv"]) == round(sketch.get_estimate())
 
     # HMS says which snapshot the statistics describe; the data is all still there.
+    uri = f"thrift://127.0.0.1:{server.port}"
     client, transport = connect(server.port)
     try:
         hive = client.get_table(db, table_name)
@@ -203,6 +207,15 @@ def test_an_iceberg_table_gets_puffin_statistics_and_hms_statistics(
     assert params["numRows"] == str(data.num_rows)
     assert params["metadata_location"] == after.metadata_location
     assert _data(after).num_rows == data.num_rows
+
+    described = subprocess.run(
+        [sys.executable, "-m", "metastore.cli", "describe", name, "--uri", uri],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert f"statistics of snapshot {snapshot.snapshot_id} (metastore analyze;" in described[3]
+    assert "column statistics (engine hive):" in described
 
     # Engines read it: pyiceberg's own Puffin reader, and DuckDB's iceberg extension.
     with open(statistics.statistics_path.removeprefix("file:"), "rb") as f:
@@ -268,3 +281,42 @@ def _empty_statistics(run: iceberg.IcebergRun, folder: Path) -> Any:
     path = folder / "empty.stats"
     written = puffin.write(str(path), [])
     return StatisticsFile.model_validate(written.statistics_file(run.snapshot_id))
+
+
+def test_incremental_adds_the_new_files_to_the_stored_sketches(
+    spark: SparkSession,
+    server: RunningServer,
+    events: tuple[HiveCatalog, str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    catalog, name = events
+    run_job(spark, server, name)
+    again = run_job_result(spark, server, name, "--incremental")
+    assert again.partitions == 0 and again.table_stats == {}  # nothing new: nothing written
+    catalog.load_table(name).append(_rows(20_000, 21_000, renamed=True, score=True))
+    with caplog.at_level(logging.INFO, logger="metastore.job"):
+        stats = run_job(spark, server, name, "--incremental")
+    assert any("data file(s) added since snapshot" in m for m in caplog.messages)
+    table = catalog.load_table(name)
+    data = _data(table)
+    for column in ("id", "n", "label", "score"):
+        values = data.column(column)
+        found = union_member(stats[column].statsData)
+        assert found.numNulls == values.null_count, column
+        if column in ("id", "n", "score"):
+            assert found.highValue == pc.max(values).as_py(), column
+        distinct = len(pc.unique(values.drop_null()))
+        ndv = found.numDVs - (1 if values.null_count else 0)
+        assert abs(ndv - distinct) <= max(2, THETA_ERROR * distinct), column
+    params = _hive_table(server, *name.split(".")).parameters
+    assert params["numRows"] == str(data.num_rows)
+    current = table.current_snapshot()
+    assert current is not None
+    [statistics] = [s for s in table.metadata.statistics if s.snapshot_id == current.snapshot_id]
+    read = puffin.read(statistics.statistics_path)
+    ids = {field.name: field.field_id for field in table.schema().fields}
+    for column in ("id", "label"):
+        [blob] = [b for b in read.blobs if b.fields == [ids[column]]]
+        sketch = datasketches.compact_theta_sketch.deserialize(read.data(blob))
+        distinct = len(pc.unique(data.column(column).drop_null()))
+        assert abs(sketch.get_estimate() - distinct) <= THETA_ERROR * distinct + 1, column

@@ -41,7 +41,7 @@ def _decimal(unscaled: int) -> t.Decimal:
 def every_kind(n: int, sketches: bool = True) -> list[t.ColumnStatisticsObj]:
     """Statistics of every kind for COLUMNS, varied by N; with SKETCHES, bit vectors."""
     bits = b"HL" + bytes([n % 256]) * 6 if sketches else None
-    d = t.ColumnStatisticsData
+    d: Any = t.ColumnStatisticsData  # generated, untyped
     data = [
         d(booleanStats=t.BooleanColumnStatsData(numTrues=n, numFalses=n + 1, numNulls=2)),
         d(longStats=t.LongColumnStatsData(-n, n, 1, n + 1, bits)),

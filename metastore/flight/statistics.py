@@ -188,7 +188,7 @@ def _from_row(
     if current and rows is not None and known_nulls is not None:
         distinct = min(distinct, max(rows - known_nulls, 0))
     kind = row["STATS_KIND"]
-    if kind == Kind.BOOLEAN and current:
+    if kind == Kind.BOOLEAN and current:  # unknown counts (-1: Spark writes none) give 0
         distinct = int((row["NUM_TRUES"] or 0) > 0) + int((row["NUM_FALSES"] or 0) > 0)
     low, high = _bounds(column.arrow, row) if current and has_not_null else (None, None)
     length = _declared_length(column)
@@ -231,7 +231,7 @@ def _bounds(arrow: pa.DataType, row: StatsRow) -> tuple[Any, Any]:
         )
     if pa.types.is_boolean(arrow) and kind == Kind.BOOLEAN:
         trues, falses = row["NUM_TRUES"] or 0, row["NUM_FALSES"] or 0
-        if trues + falses == 0:
+        if trues < 0 or falses < 0 or trues + falses == 0:  # unknown counts (-1), or none
             return None, None
         return falses == 0, trues > 0
     return None, None
@@ -250,6 +250,11 @@ def _float_low(arrow: pa.DataType, low: float | None) -> float | None:
     return low
 
 
+WIDE = decimal.Context(prec=80)
+"""Room for any decimal Hive keeps (38 digits) while rounding: Python's default context holds
+28 digits, and would refuse the bounds of decimal(38,10)."""
+
+
 def _decimal(arrow: pa.DataType, text: str | None, rounding: str) -> decimal.Decimal | None:
     if text is None:
         return None
@@ -257,7 +262,9 @@ def _decimal(arrow: pa.DataType, text: str | None, rounding: str) -> decimal.Dec
         value = decimal.Decimal(text)
         if not value.is_finite():
             return None
-        rounded = value.quantize(decimal.Decimal(1).scaleb(-arrow.scale), rounding=rounding)
+        rounded = value.quantize(
+            decimal.Decimal(1).scaleb(-arrow.scale), rounding=rounding, context=WIDE
+        )
     except decimal.InvalidOperation:
         return None
     return rounded if len(rounded.as_tuple().digits) <= arrow.precision else None

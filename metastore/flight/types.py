@@ -132,7 +132,10 @@ def key_value(text: str | None, arrow: pa.DataType) -> Any:
             value = decimal.Decimal(text.strip())
             if not value.is_finite():
                 return None
-            scaled = value.quantize(decimal.Decimal(1).scaleb(-arrow.scale))
+            # Python's default context holds 28 digits; Hive's decimals have up to 38.
+            scaled = value.quantize(
+                decimal.Decimal(1).scaleb(-arrow.scale), context=decimal.Context(prec=80)
+            )
             if scaled != value or len(scaled.as_tuple().digits) > arrow.precision:
                 return None
             return scaled

@@ -399,35 +399,8 @@ def booleans(folder: Path, column: Column, where: str = "true") -> int:
 
 # -- the suite ------------------------------------------------------------------------------
 
-# Disagreements this suite found, bugs of the Flight door (the Thrift door answers the true
-# values): the cases they fail are marked, strictly, so that the fix is noticed.
-WIDE_DECIMAL_BOUNDS = (
-    "the Flight door drops decimal bounds of more than 28 digits: flight/statistics.py "
-    "_decimal quantizes in Python's default decimal context (28 digits), which raises "
-    "InvalidOperation for decimal(38,10)'s -/+9999999999999999999999999999.9999999999, "
-    "so min and max are sent as unknown"
-)
-UNKNOWN_BOOLEAN_COUNTS = (
-    "the Flight door reads unknown boolean counts as counts: Spark keeps none, so "
-    "colstats stores numTrues = numFalses = -1, and flight/statistics.py _bounds sends "
-    "min = max = false (falses == 0 is False, trues > 0 is False) for a column that "
-    "holds true, which DuckDB may prune on"
-)
-
-
-def known(writer: str, column: Column, *, partitions: bool = False) -> list[Any]:
-    """The marks of a case that a known disagreement fails."""
-    if column.name == "wide" and not (partitions and writer == "spark"):
-        return [pytest.mark.xfail(strict=True, reason=WIDE_DECIMAL_BOUNDS)]
-    if column.hive_type == "boolean" and writer == "spark" and not partitions:
-        return [pytest.mark.xfail(strict=True, reason=UNKNOWN_BOOLEAN_COUNTS)]
-    return []
-
-
 TABLE_COLUMNS = [
-    pytest.param(
-        writer, table, column, id=f"{writer}-{table}-{column.name}", marks=known(writer, column)
-    )
+    pytest.param(writer, table, column, id=f"{writer}-{table}-{column.name}")
     for writer in WRITERS
     for table, columns in TABLES.items()
     for column in columns
@@ -483,9 +456,7 @@ def merged(column: Column, parts: list[Any]) -> Any:
 
 
 PARTED = [
-    pytest.param(
-        writer, column, id=f"{writer}-{column.name}", marks=known(writer, column, partitions=True)
-    )
+    pytest.param(writer, column, id=f"{writer}-{column.name}")
     for writer in WRITERS
     for column in PARTED_COLUMNS
 ]

@@ -52,9 +52,6 @@ import argparse
 import contextlib
 import datetime
 import multiprocessing
-import os
-import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -66,6 +63,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
+from planner_jvm import compile_jvm_planner, jvm_throughput
 from rpc_bench import our_databases, our_server, postgres_database, raw_engine
 from rpc_workload import connect
 from timing import Plan, Timing, measure, progress
@@ -403,52 +401,6 @@ def throughput(ports: Sequence[int], args: argparse.Namespace, *, processes: boo
     return sum(rounds) / (time.perf_counter() - began)
 
 
-JVM_JARS = ("hive-metastore-2.3.10.jar", "libthrift-*.jar", "libfb303-*.jar", "slf4j-api-*.jar")
-
-
-def compile_jvm_planner(classes: Path) -> str | None:
-    """Compile bench/java/PlannerRounds.java against Hive 2.3.10's client jars from pyspark
-    into CLASSES; the classpath to run it with, or None (with a line saying why) when there
-    is no JDK."""
-    missing = [tool for tool in ("javac", "java") if shutil.which(tool) is None]
-    if missing:
-        tools = " and ".join(missing)
-        progress(f"the JVM planner round is left out: {tools} not found (install a JDK 17)")
-        return None
-    jars = []
-    for pattern in JVM_JARS:
-        found = sorted(pyspark_jars().glob(pattern))
-        if not found:
-            raise RuntimeError(f"no {pattern} in {pyspark_jars()}: is pyspark installed whole?")
-        jars.append(found[-1])
-    classpath = os.pathsep.join(str(jar) for jar in jars)
-    source = Path(__file__).resolve().parent / "java" / "PlannerRounds.java"
-    subprocess.run(
-        ["javac", "-encoding", "UTF-8", "-d", str(classes), "-cp", classpath, str(source)],
-        check=True,
-    )
-    return os.pathsep.join([str(classes), classpath])
-
-
-def jvm_throughput(classpath: str, ports: Sequence[int], args: argparse.Namespace) -> float:
-    """Planner rounds per second of four threads of a JVM spread over PORTS, for SECONDS
-    (bench/java/PlannerRounds.java)."""
-    command = [
-        *("java", "-cp", classpath, "PlannerRounds", str(args.seconds), DB, TABLE),
-        *(str(args.days), str(args.hours), str(args.cols), FIRST_DAY.isoformat()),
-        *(str(port) for port in ports),
-    ]
-    # Its calls time out after a minute each: this bounds a run that hangs all the same.
-    done = subprocess.run(
-        command, capture_output=True, text=True, check=False, timeout=args.seconds + 600
-    )
-    line = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
-    if done.returncode != 0 or not line.startswith("ROUNDS "):
-        raise RuntimeError(f"PlannerRounds failed ({done.returncode}): {line}\n{done.stderr}")
-    _, rounds, _, seconds = line.split()
-    return int(rounds) / float(seconds)
-
-
 def writes(client: Client, args: argparse.Namespace, plan: Plan, label: str) -> dict[str, Timing]:
     names = client.get_partition_names(DB, TABLE, -1)
     counter = iter(range(10**9))
@@ -521,7 +473,7 @@ def run(
             out[name] = measure(lambda c=call: c(client), plan).p50  # type: ignore[misc]
             progress(f"  {backend:<16} {name:<40} p50 {out[name] * 1e3:8.2f} ms")
     if jvm is not None:
-        out[ROUND_JVM] = jvm_throughput(jvm, ports, args)
+        out[ROUND_JVM] = jvm_throughput(jvm, ports, args, DB, TABLE, FIRST_DAY.isoformat())
         progress(f"  {backend:<16} {ROUND_JVM}: {out[ROUND_JVM]:.0f}")
     for name, processes in ((ROUND_THREADS, False), (ROUND_PROCESSES, True)):
         out[name] = throughput(ports, args, processes=processes)

@@ -60,9 +60,12 @@ def _partition_stats(db: str, name: str, seed: int) -> t.ColumnStatistics:
 
 
 @pytest.fixture(scope="module")
-def source(hms_oracle: HiveMetastoreProcess, tmp_path_factory: pytest.TempPathFactory) -> str:
+def source(
+    hms_oracle: HiveMetastoreProcess, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     """A database of the HMS oracle with a table of DAYS x HOURS partitions, statistics of
-    the table and of every partition, a view, a function and a transactional table."""
+    the table and of every partition, a view, a function and a transactional table; dropped
+    afterwards, since the oracle is the session's (other tests list its databases)."""
     db = f"imp_{uuid.uuid4().hex[:8]}"
     warehouse = tmp_path_factory.mktemp("import-source")
     hive, transport = hms_client(hms_oracle.port)
@@ -113,7 +116,13 @@ def source(hms_oracle: HiveMetastoreProcess, tmp_path_factory: pytest.TempPathFa
         hive.create_table(acid)
     finally:
         transport.close()
-    return db
+    yield db
+    hive, transport = hms_client(hms_oracle.port)
+    try:
+        hive.drop_function(db, "f")
+        hive.drop_database(db, True, True)
+    finally:
+        transport.close()
 
 
 @pytest.fixture

@@ -40,7 +40,7 @@ from metastore.job.accumulators import ColumnState
 from metastore.job.errors import JobError
 from metastore.job.progress import Reporter, Sender
 from metastore.job.source import Plan
-from metastore.sketches.theta import CompactThetaSketch, ThetaUnion, UpdateThetaSketch
+from metastore.sketches.theta import CompactThetaSketch, ThetaUnion
 
 if TYPE_CHECKING:
     from pyspark import RDD
@@ -188,9 +188,11 @@ def add_batch(
         found = partial.states.get(column.name)
         partial.states[column.name] = state if found is None else found.merge(state)
         if thetas and column.name in thetas:
-            sketch = UpdateThetaSketch()
-            sketch.update(values.cast(thetas[column.name]))
-            partial.thetas[column.name] = union(partial.thetas.get(column.name), sketch.compact())
+            sketch = ThetaUnion()
+            if column.name in partial.thetas:
+                sketch.update(partial.thetas[column.name])
+            sketch.update_values(values.cast(thetas[column.name]))
+            partial.thetas[column.name] = sketch.result()
         if column.name in skewed.columns:
             texts[column.name] = skew.as_text(column.stats_kind, values)
             partial.skew.setdefault(column.name, skew.FrequentValues()).add(texts[column.name])

@@ -139,7 +139,9 @@ def _round_inplace(h: npt.NDArray[np.uint64], tmp: npt.NDArray[np.uint64]) -> No
     np.add(h, _UN1, out=h)
 
 
-def _fmix_inplace(h: npt.NDArray[np.uint64], tmp: npt.NDArray[np.uint64]) -> None:
+def fmix_inplace(h: npt.NDArray[np.uint64], tmp: npt.NDArray[np.uint64]) -> None:
+    """MurmurHash3's 64-bit finalizer (fmix64) in place, ``tmp`` a scratch array as long
+    (shared by Hive's hash64 and MurmurHash3_x64_128 of theta sketches)."""
     for factor in (_UF1, _UF2):
         np.right_shift(h, _S33, out=tmp)
         np.bitwise_xor(h, tmp, out=h)
@@ -163,7 +165,7 @@ def hash_long_bits_into(
         np.bitwise_xor(out, _U(SEED), out=out)
         _round_inplace(out, tmp)
         np.bitwise_xor(out, _U(8), out=out)
-        _fmix_inplace(out, tmp)
+        fmix_inplace(out, tmp)
     return out
 
 
@@ -280,7 +282,7 @@ def hash_binaries(values: Iterable[object] | pa.Array | pa.ChunkedArray) -> npt.
             _mix_k_inplace(k, np.empty_like(k))
             h[rows] ^= k
         h ^= lengths.view(np.uint64)
-        _fmix_inplace(h, np.empty_like(h))
+        fmix_inplace(h, np.empty_like(h))
     return h.view(np.int64)
 
 

@@ -5,18 +5,15 @@ the compact theta sketch of the column's values (:mod:`metastore.sketches.theta_
 gives their hashes). This module builds, merges, writes and reads such sketches without the
 DataSketches library, to the same bytes:
 
-* :class:`UpdateThetaSketch` replays DataSketches' QuickSelect update sketch (nominal entries
-  k = 2^lg_k, 4096 by default; resize factor 8, p = 1): a hash below theta that is not
-  retained yet is inserted; when the table at its full size (2k slots) holds more than 15/16
-  of them, it is rebuilt to the k smallest hashes, theta becoming the (k+1)-th smallest. So
-  a sketch keeps between k and 15k/8 hashes, and which ones depends on the order of the
-  values: the hashes are taken in the order given, and the same values in the same order
-  give the library's bytes exactly. The rebuilds are found by chunks of hashes with NumPy,
-  not value by value.
-* :class:`ThetaUnion` is DataSketches' union, whose result does not depend on the order:
-  of the distinct hashes below the smallest theta of the inputs, the k smallest, with theta
-  the (k+1)-th smallest, or all of them with that theta when there are at most k. It merges
-  the sketches of Spark tasks, and sketches read back from a Puffin file with new ones.
+* :class:`ThetaUnion` is DataSketches' union (nominal entries k = 2^lg_k, 4096 by default),
+  whose result does not depend on the order: of the distinct hashes below the smallest theta
+  of the inputs, the k smallest, with theta the (k+1)-th smallest, or all of them with that
+  theta when there are at most k. It takes compact sketches (a Spark task's, or one read back
+  from a Puffin file) and values or their hashes, each batch as the exact sketch of its
+  hashes: what DataSketches' union answers for an update sketch large enough to hold them
+  all. Unlike an update sketch's, whose retained hashes depend on when it rebuilt (the order
+  of the values), the result is the k smallest hashes whatever the order, and costs about
+  one comparison a row once theta is small.
 * :class:`CompactThetaSketch` is the result, in the compact ordered format (serial version
   3, family 3): one preamble long when empty or for a single hash, two in exact mode (the
   count), three in estimation mode (the count, theta); then the hashes, ascending.
@@ -58,9 +55,6 @@ _HEADER = struct.Struct("<BBBBBBH")
 _COUNT = struct.Struct("<II")  # the number of hashes and 4 unused bytes
 _THETA = struct.Struct("<Q")
 
-# Hashes are fed to the update sketch in slices that stay in the CPU cache.
-_CHUNK = 1 << 16
-
 
 def compute_seed_hash(seed: int) -> int:
     """DataSketches' 16-bit fingerprint of an update seed, written in every sketch."""
@@ -73,12 +67,6 @@ def compute_seed_hash(seed: int) -> int:
 def _check_lg_k(lg_k: int) -> None:
     if not MIN_LG_K <= lg_k <= MAX_LG_K:
         raise ValueError(f"lg_k must be within {MIN_LG_K}..{MAX_LG_K}, not {lg_k}")
-
-
-def _merge_sorted(a: npt.NDArray[np.uint64], b: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
-    """The union of two ascending arrays of distinct hashes, ascending (timsort merges the two
-    runs in linear time)."""
-    return np.sort(np.concatenate((a, b)), kind="stable")
 
 
 def _distinct(hashes: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint64]:
@@ -190,93 +178,8 @@ def _compact(
     return CompactThetaSketch(hashes.copy(), MAX_THETA if empty else theta, empty, seed_hash)
 
 
-class UpdateThetaSketch:
-    """DataSketches' QuickSelect update sketch: values in, a compact sketch out.
-
-    Feed values with :meth:`update` (an Arrow array of an Iceberg column's type) or hashes
-    with :meth:`update_hashes`, in the order the rows come.
-    """
-
-    def __init__(self, lg_k: int = DEFAULT_LG_K, seed: int = DEFAULT_SEED) -> None:
-        _check_lg_k(lg_k)
-        self.seed = seed
-        self.seed_hash = compute_seed_hash(seed)
-        self._k = 1 << lg_k
-        # The hash table at its full size, 2k slots, holds at most 15/16 of them.
-        self._capacity = (15 << (lg_k + 1)) // 16
-        self._hashes = _empty_hashes()  # ascending, all below theta
-        self._theta = MAX_THETA
-        self._empty = True
-        # 16 slots a nominal entry: few retained hashes share a slot.
-        self._slot_shift = np.uint64(63 - (lg_k + 4))
-        self._slot_table: npt.NDArray[np.uint64] | None = None
-
-    def update(self, values: pa.Array | pa.ChunkedArray) -> None:
-        """Add the non-null values of an Arrow array (see :func:`theta_hashes`)."""
-        self.update_hashes(theta_hashes(values, self.seed))
-
-    def update_hashes(self, hashes: npt.NDArray[np.uint64]) -> None:
-        """Add 63-bit hashes in this order (zero hashes count as seen but are not kept)."""
-        if hashes.shape[0] == 0:
-            return
-        self._empty = False
-        for start in range(0, hashes.shape[0], _CHUNK):
-            self._insert(hashes[start : start + _CHUNK])
-
-    def _insert(self, chunk: npt.NDArray[np.uint64]) -> None:
-        """Insert a chunk as the library would one hash at a time.
-
-        The library inserts the hashes below theta that are not retained yet. When they all
-        fit in the table, the order does not matter and they are merged at once. Otherwise it
-        rebuilds on the first one that overflows the table (counting each new hash at its
-        first occurrence): the rebuild is done there, and the rest of the chunk goes through
-        again under the new theta.
-        """
-        while True:
-            fresh = chunk[(chunk < np.uint64(self._theta)) & (chunk != 0)]
-            if fresh.shape[0] > self._hashes.shape[0] > 0:
-                fresh = fresh[self._slots()[fresh >> self._slot_shift] != fresh]
-            if fresh.shape[0] == 0:
-                return
-            table = _distinct(np.concatenate((self._hashes, fresh)))
-            if table.shape[0] <= self._capacity:
-                if table.shape[0] > self._hashes.shape[0]:  # else: the same hashes
-                    self._set_hashes(table)
-                return
-            at = np.searchsorted(self._hashes, fresh)
-            if self._hashes.shape[0]:
-                np.minimum(at, self._hashes.shape[0] - 1, out=at)
-                fresh = fresh[self._hashes[at] != fresh]
-            _, first = np.unique(fresh, return_index=True)
-            room = self._capacity - self._hashes.shape[0]
-            inserted = np.sort(first)[: room + 1]  # positions in `fresh`, the last overflows
-            table = _merge_sorted(self._hashes, np.sort(fresh[inserted]))
-            self._theta = int(table[self._k])
-            self._set_hashes(table[: self._k].copy())
-            chunk = fresh[int(inserted[-1]) + 1 :]
-
-    def _set_hashes(self, hashes: npt.NDArray[np.uint64]) -> None:
-        self._hashes = hashes
-        self._slot_table = None
-
-    def _slots(self) -> npt.NDArray[np.uint64]:
-        """A direct-mapped table of the retained hashes by their top bits, rebuilt when
-        they change: most rows of a column with few distinct values are found in it, which
-        costs a fraction of sorting them. A hash whose slot another one took stays in the
-        rows that are sorted."""
-        if self._slot_table is None:
-            self._slot_table = np.zeros(1 << (63 - int(self._slot_shift)), dtype=np.uint64)
-            self._slot_table[self._hashes >> self._slot_shift] = self._hashes
-        return self._slot_table
-
-    def compact(self) -> CompactThetaSketch:
-        """The compact ordered sketch of every hash retained (between k and 15k/8 of them
-        in estimation mode, as the library's ``compact()``)."""
-        return _compact(self._hashes, self._theta, self._empty, self.seed_hash)
-
-
 class ThetaUnion:
-    """DataSketches' theta union of compact or update sketches, or of their bytes."""
+    """DataSketches' theta union of compact sketches, their bytes, and values or hashes."""
 
     def __init__(self, lg_k: int = DEFAULT_LG_K, seed: int = DEFAULT_SEED) -> None:
         _check_lg_k(lg_k)
@@ -286,12 +189,66 @@ class ThetaUnion:
         self._hashes = _empty_hashes()  # the distinct hashes below theta, ascending
         self._theta = MAX_THETA
         self._empty = True
+        # 16 slots a nominal entry: few retained hashes share a slot.
+        self._slot_shift = np.uint64(63 - (lg_k + 4))
+        self._slot_table: npt.NDArray[np.uint64] | None = None
 
-    def update(self, sketch: CompactThetaSketch | UpdateThetaSketch | bytes) -> None:
+    def update_values(self, values: pa.Array | pa.ChunkedArray) -> None:
+        """Add the non-null values of an Arrow array (see :func:`theta_hashes`)."""
+        self.update_hashes(theta_hashes(values, self.seed))
+
+    def update_hashes(self, hashes: npt.NDArray[np.uint64]) -> None:
+        """Add 63-bit hashes: the union with the exact sketch of them (zero hashes count as
+        seen but are not kept).
+
+        Only the hashes below theta matter, and after the first few thousand distinct ones
+        theta is small, so most rows are dropped by one comparison. Hashes already retained
+        are dropped by a direct-mapped table (most rows of a column with few distinct
+        values). Of many hashes left, the 2k+1 smallest (duplicates included) bound the
+        candidates, which then need not all be sorted; when that bound holds fewer than
+        k+1 distinct ones (duplicates again), all are sorted.
+        """
+        if hashes.shape[0] == 0:
+            return
+        self._empty = False
+        k = self._k
+        # below theta and not zero, in one comparison: 0 - 1 wraps to the largest value
+        fresh = hashes[(hashes - np.uint64(1)) < np.uint64(self._theta - 1)]
+        if fresh.shape[0] > 2 * k and self._hashes.shape[0]:
+            fresh = fresh[self._slots()[fresh >> self._slot_shift] != fresh]
+        merged: npt.NDArray[np.uint64] | None = None
+        if fresh.shape[0] > 4 * k:
+            signed = fresh.view(np.int64)  # 63-bit hashes: NumPy partitions int64 faster
+            cut = np.partition(signed, 2 * k)[2 * k]
+            merged = _distinct(np.concatenate((self._hashes, fresh[signed <= cut])))
+            if np.searchsorted(merged, np.uint64(cut), side="right") <= k:
+                merged = None  # the k+1 smallest are not all below the bound
+        if merged is None:
+            merged = _distinct(np.concatenate((self._hashes, fresh)))
+        self._keep(merged)
+
+    def _slots(self) -> npt.NDArray[np.uint64]:
+        """A direct-mapped table of the retained hashes by their top bits, rebuilt when
+        they change (a hash whose slot another took is not found in it, and is sorted)."""
+        if self._slot_table is None:
+            self._slot_table = np.zeros(1 << (63 - int(self._slot_shift)), dtype=np.uint64)
+            self._slot_table[self._hashes >> self._slot_shift] = self._hashes
+        return self._slot_table
+
+    def _keep(self, merged: npt.NDArray[np.uint64]) -> None:
+        """Retain the k smallest of MERGED (distinct, ascending, below theta); theta becomes
+        the (k+1)-th when there are more."""
+        if merged.shape[0] > self._k:
+            self._theta = int(merged[self._k])
+            merged = merged[: self._k]
+        if merged.shape[0] != self._hashes.shape[0] or not np.array_equal(merged, self._hashes):
+            self._hashes = merged
+            self._slot_table = None
+
+    def update(self, sketch: CompactThetaSketch | bytes) -> None:
+        """Add a compact sketch, or its bytes."""
         if isinstance(sketch, bytes):
             sketch = CompactThetaSketch.from_bytes(sketch, self.seed)
-        elif isinstance(sketch, UpdateThetaSketch):
-            sketch = sketch.compact()
         if sketch.empty:
             return
         if sketch.seed_hash != self.seed_hash:
@@ -299,14 +256,13 @@ class ThetaUnion:
                 f"cannot union a theta sketch of seed hash {sketch.seed_hash:#06x} with "
                 f"{self.seed_hash:#06x}"
             )
-        self._empty = False
         self._theta = min(self._theta, sketch.theta)
-        merged = _distinct(np.concatenate((self._hashes, sketch.hashes)))
-        merged = merged[: np.searchsorted(merged, np.uint64(self._theta))]
-        if merged.shape[0] > self._k:
-            self._theta = int(merged[self._k])
-            merged = merged[: self._k]
-        self._hashes = merged
+        if self._empty:  # the first sketch: its hashes are distinct and ascending already
+            merged = sketch.hashes
+        else:
+            merged = _distinct(np.concatenate((self._hashes, sketch.hashes)))
+        self._empty = False
+        self._keep(merged[: np.searchsorted(merged, np.uint64(self._theta))])
 
     def result(self) -> CompactThetaSketch:
         return _compact(self._hashes, self._theta, self._empty, self.seed_hash)

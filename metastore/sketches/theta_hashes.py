@@ -5,8 +5,7 @@ An Iceberg engine (Iceberg's Spark actions, Trino, Presto) computes a column's
 ``UpdateSketch.update(ByteBuffer)`` as the bytes of ``Conversions.toByteBuffer``; the
 library hashes them with MurmurHash3_x64_128 seeded with 9001 and keeps the first 64-bit
 half shifted right by one, a 63-bit hash. :func:`theta_hashes` computes the same hashes
-over whole Arrow arrays with NumPy, in the order of the rows (the order decides when an
-update sketch rebuilds, so it matters for byte-exact sketches):
+over whole Arrow arrays with NumPy, in the order of the rows:
 
 ==========================================  ===============================================
 Arrow type (as pyiceberg reads the column)  bytes hashed
@@ -40,6 +39,8 @@ import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
 
+from metastore.sketches.murmur3 import fmix_inplace
+
 DEFAULT_SEED = 9001
 
 _M64 = (1 << 64) - 1
@@ -56,7 +57,7 @@ _CHUNK = 1 << 16
 _MIN_VECTOR_ROWS = 16
 
 _U = np.uint64
-_UC1, _UC2, _UN1, _UN2, _UF1, _UF2 = _U(_C1), _U(_C2), _U(_N1), _U(_N2), _U(_F1), _U(_F2)
+_UC1, _UC2, _UN1, _UN2 = _U(_C1), _U(_C2), _U(_N1), _U(_N2)
 _S1, _S27, _S31, _S33 = _U(1), _U(27), _U(31), _U(33)
 # The tail's first word holds its bytes 0-7, the second its bytes 8-14 (tail length 0-15).
 _K1_MASKS = np.array([(1 << (8 * min(t, 8))) - 1 for t in range(16)], dtype=np.uint64)
@@ -134,23 +135,14 @@ def _mix_inplace(
     np.multiply(k, second, out=k)
 
 
-def _fmix_inplace(h: npt.NDArray[np.uint64], tmp: npt.NDArray[np.uint64]) -> None:
-    for factor in (_UF1, _UF2):
-        np.right_shift(h, _S33, out=tmp)
-        np.bitwise_xor(h, tmp, out=h)
-        np.multiply(h, factor, out=h)
-    np.right_shift(h, _S33, out=tmp)
-    np.bitwise_xor(h, tmp, out=h)
-
-
 def _finish_inplace(
     h1: npt.NDArray[np.uint64], h2: npt.NDArray[np.uint64], tmp: npt.NDArray[np.uint64]
 ) -> None:
     """From the lanes after the tail and the length to the 63-bit hash, into ``h1``."""
     np.add(h1, h2, out=h1)
     np.add(h2, h1, out=h2)
-    _fmix_inplace(h1, tmp)
-    _fmix_inplace(h2, tmp)
+    fmix_inplace(h1, tmp)
+    fmix_inplace(h2, tmp)
     np.add(h1, h2, out=h1)
     np.right_shift(h1, _S1, out=h1)
 

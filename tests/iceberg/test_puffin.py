@@ -21,7 +21,7 @@ from s3_server import BUCKET, S3Server
 
 from metastore.files import object_storage
 from metastore.iceberg import puffin
-from metastore.sketches.theta import UpdateThetaSketch
+from metastore.sketches.theta import ThetaUnion
 
 THETA = "apache-datasketches-theta-v1"
 SNAPSHOT = 3051729675574597004
@@ -29,9 +29,9 @@ SEQUENCE = 7
 
 
 def theta_blob(field_id: int, values: pa.Array, compression: str | None = None) -> puffin.Blob:
-    sketch = UpdateThetaSketch()
-    sketch.update(values)
-    compact = sketch.compact()
+    sketch = ThetaUnion()
+    sketch.update_values(values)
+    compact = sketch.result()
     return puffin.Blob(
         type=THETA,
         fields=[field_id],

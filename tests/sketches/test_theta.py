@@ -1,6 +1,6 @@
 """Theta sketches against Apache DataSketches' own (the C++ library's Python package): the
-hashes of Iceberg's single-value serialization, the update sketch's and the union's bytes,
-and the compact format both ways."""
+hashes of Iceberg's single-value serialization, the union's bytes, and the compact format
+both ways."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from metastore.sketches.theta import (
     MAX_THETA,
     CompactThetaSketch,
     ThetaUnion,
-    UpdateThetaSketch,
     compute_seed_hash,
 )
 from metastore.sketches.theta_hashes import theta_hash, theta_hashes
@@ -53,10 +52,22 @@ def reference_hash(value: str | int | float) -> int:
     return int.from_bytes(single[8:], "little")
 
 
-def ours(values: pa.Array | pa.ChunkedArray) -> UpdateThetaSketch:
-    sketch = UpdateThetaSketch()
-    sketch.update(values)
-    return sketch
+def reference_union(values: Iterable[str | int | float], lg_k: int = 12) -> bytes:
+    """The library's union of the exact sketch of VALUES (an update sketch large enough to
+    keep every hash: 2^20 nominal entries never rebuild below a million values)."""
+    exact = datasketches.update_theta_sketch(lg_k=20, seed=9001)
+    for value in values:
+        exact.update(value)
+    union = datasketches.theta_union(lg_k=lg_k, seed=9001)
+    union.update(exact)
+    serialized: bytes = union.get_result().serialize()
+    return serialized
+
+
+def ours(values: pa.Array | pa.ChunkedArray, lg_k: int = 12) -> CompactThetaSketch:
+    union = ThetaUnion(lg_k=lg_k)
+    union.update_values(values)
+    return union.result()
 
 
 def java_bytes_of_decimal(unscaled: int) -> bytes:
@@ -198,7 +209,7 @@ def test_nulls_and_empty_byte_strings_are_skipped() -> None:
         reference_hash("a"),
         reference_hash("b"),
     ]
-    assert ours(pa.array(["", None], pa.string())).compact().to_bytes() == reference_bytes([""])
+    assert ours(pa.array(["", None], pa.string())).to_bytes() == reference_bytes([""])
     assert theta_hashes(pa.array([None, 5], pa.int64())).tolist() == [reference_hash(5)]
     dictionary = pa.array(["b", None, "a", "b"]).dictionary_encode()
     assert theta_hashes(dictionary).tolist() == theta_hashes(pa.array(["b", "a", "b"])).tolist()
@@ -219,39 +230,85 @@ def test_vectorized_hashes_equal_scalar_ones(values: list[bytes]) -> None:
     assert theta_hashes(pa.array(values, pa.binary())).tolist() == [theta_hash(v) for v in values]
 
 
-# ----------------------------------------------------------------------- update sketch
+# --------------------------------------------------------------------- sketch of values
 
 
-@pytest.mark.parametrize("count", [0, 1, 2, 100, 7680, 7681, 100_000])
+@pytest.mark.parametrize("count", [0, 1, 2, 100, 4096, 4097, 100_000])
 def test_sketch_of_distinct_strings_is_the_librarys(count: int) -> None:
     values = [f"value-{i}" for i in range(count)]
-    assert ours(pa.array(values, pa.string())).compact().to_bytes() == reference_bytes(values)
+    assert ours(pa.array(values, pa.string())).to_bytes() == reference_union(values)
 
 
 @pytest.mark.parametrize(("rows", "distinct"), [(100, 100), (100_000, 100_000), (300_000, 3000)])
 def test_sketch_of_longs_is_the_librarys(rows: int, distinct: int) -> None:
-    """Duplicates, and the order of the values, which decides when the library rebuilds."""
     values = np.random.default_rng(rows).integers(-(2**40), 2**40, distinct)
     if rows > distinct:
         values = values[np.random.default_rng(1).integers(0, distinct, rows)]
-    assert ours(pa.array(values)).compact().to_bytes() == reference_bytes(values.tolist())
+    assert ours(pa.array(values)).to_bytes() == reference_union(values.tolist())
 
 
 def test_batches_in_any_slicing_give_the_same_sketch() -> None:
     values = np.random.default_rng(3).integers(0, 2**62, 250_000)
-    whole = ours(pa.array(values)).compact().to_bytes()
+    whole = ours(pa.array(values)).to_bytes()
     cuts = [0, 1, 70_000, 70_001, 200_000, 250_000]
     chunked = pa.chunked_array([pa.array(values[a:b]) for a, b in pairwise(cuts)])
-    assert ours(chunked).compact().to_bytes() == whole
-    by_calls = UpdateThetaSketch()
+    assert ours(chunked).to_bytes() == whole
+    by_calls = ThetaUnion()
     for a, b in pairwise(cuts):
-        by_calls.update(pa.array(values[a:b]))
-    assert by_calls.compact().to_bytes() == whole == reference_bytes(values.tolist())
+        by_calls.update_values(pa.array(values[a:b]))
+    assert by_calls.result().to_bytes() == whole == reference_union(values.tolist())
+    reversed_calls = ThetaUnion()
+    for a, b in reversed(list(pairwise(cuts))):
+        reversed_calls.update_values(pa.array(values[a:b]))
+    assert reversed_calls.result().to_bytes() == whole
+
+
+def k_smallest(hashes: np.ndarray, k: int) -> tuple[list[int], int]:
+    """What a union keeps of HASHES: the k smallest distinct ones that are neither zero nor
+    the largest (no hash is kept that is not below theta), and theta."""
+    distinct = np.unique(hashes[(hashes != 0) & (hashes < MAX_THETA)])
+    if distinct.shape[0] > k:
+        return distinct[:k].tolist(), int(distinct[k])
+    return distinct.tolist(), MAX_THETA
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.lists(
+            st.one_of(
+                st.integers(0, 40),  # duplicates, the zero hash among them
+                st.integers(0, MAX_THETA),
+            ),
+            max_size=600,
+        ),
+        max_size=6,
+    )
+)
+def test_hashes_in_batches_keep_the_k_smallest(batches: list[list[int]]) -> None:
+    """Every path of update_hashes (the slot table of retained hashes, the bound of the 2k+1
+    smallest, the fallback when duplicates fill it) keeps exactly the k smallest."""
+    union = ThetaUnion(lg_k=5)
+    for values in batches:
+        union.update_hashes(np.array(values, dtype=np.uint64))
+    everything = np.array([v for values in batches for v in values], dtype=np.uint64)
+    hashes, theta = k_smallest(everything, 32)
+    result = union.result()
+    assert (result.hashes.tolist(), result.theta) == (hashes, theta)
+    assert result.empty == (len(everything) == 0 or (not hashes and theta == MAX_THETA))
+
+
+def test_columns_with_few_distinct_values_are_exact() -> None:
+    days = np.random.default_rng(5).integers(0, 365, 600_000).astype(np.int32)
+    union = ThetaUnion()
+    for start in range(0, days.shape[0], 65_536):
+        union.update_values(pa.array(days[start : start + 65_536], pa.date32()))
+    assert not union.result().estimation_mode and union.result().estimate == 365
 
 
 @pytest.mark.parametrize("distinct", [50_000, 1_000_000])
 def test_estimates_are_within_three_standard_errors(distinct: int) -> None:
-    sketch = ours(pa.array(np.arange(distinct, dtype=np.int64) * 7919)).compact()
+    sketch = ours(pa.array(np.arange(distinct, dtype=np.int64) * 7919))
     assert sketch.estimation_mode
     assert abs(sketch.estimate - distinct) <= 3 * RSE * distinct
     library = datasketches.compact_theta_sketch.deserialize(sketch.to_bytes())
@@ -260,7 +317,7 @@ def test_estimates_are_within_three_standard_errors(distinct: int) -> None:
 
 
 def test_the_empty_sketch() -> None:
-    empty = UpdateThetaSketch().compact()
+    empty = ThetaUnion().result()
     assert empty.empty and not empty.estimation_mode and empty.estimate == 0
     assert empty.to_bytes() == reference_bytes([]) == bytes.fromhex("01030300001ecc93")
     assert datasketches.compact_theta_sketch.deserialize(empty.to_bytes()).is_empty()
@@ -269,9 +326,9 @@ def test_the_empty_sketch() -> None:
 # -------------------------------------------------------------------------------- union
 
 
-def update_sketches(parts: list[np.ndarray]) -> tuple[list[bytes], list[bytes]]:
-    mine = [ours(pa.array(part)).compact().to_bytes() for part in parts]
-    theirs = [reference_bytes(part.tolist()) for part in parts]
+def sketches(parts: list[np.ndarray]) -> tuple[list[bytes], list[bytes]]:
+    mine = [ours(pa.array(part)).to_bytes() for part in parts]
+    theirs = [reference_union(part.tolist()) for part in parts]
     return mine, theirs
 
 
@@ -291,7 +348,7 @@ def test_union_is_the_librarys(sizes: tuple[int, ...], overlap: bool) -> None:
     rng = np.random.default_rng(sum(sizes))
     span = 2 * sum(sizes) if overlap else 2**62
     parts = [rng.integers(0, span, size) for size in sizes]
-    mine, theirs = update_sketches(parts)
+    mine, theirs = sketches(parts)
     assert mine == theirs
     union = ThetaUnion()
     for blob in mine:
@@ -301,34 +358,45 @@ def test_union_is_the_librarys(sizes: tuple[int, ...], overlap: bool) -> None:
     truth = len(np.unique(np.concatenate(parts)))
     assert abs(result.estimate - truth) <= 3 * RSE * truth
     if not result.estimation_mode:
-        assert result.to_bytes() == ours(pa.array(np.concatenate(parts))).compact().to_bytes()
+        assert result.to_bytes() == ours(pa.array(np.concatenate(parts))).to_bytes()
 
 
-def test_union_takes_update_sketches_compact_ones_and_bytes_alike() -> None:
-    a = ours(pa.array(np.arange(10_000, dtype=np.int64)))
-    b = ours(pa.array(np.arange(5_000, 30_000, dtype=np.int64)))
-    by_objects, by_bytes = ThetaUnion(), ThetaUnion()
-    by_objects.update(a)
-    by_objects.update(b.compact())
-    by_bytes.update(a.compact().to_bytes())
-    by_bytes.update(b.compact().to_bytes())
+def test_union_takes_sketches_their_bytes_and_values_alike() -> None:
+    a, b = np.arange(10_000, dtype=np.int64), np.arange(5_000, 30_000, dtype=np.int64)
+    by_objects, by_bytes, by_values = ThetaUnion(), ThetaUnion(), ThetaUnion()
+    by_objects.update(ours(pa.array(a)))
+    by_objects.update(ours(pa.array(b)))
+    by_bytes.update(ours(pa.array(a)).to_bytes())
+    by_bytes.update(ours(pa.array(b)).to_bytes())
+    by_values.update(ours(pa.array(a)))
+    by_values.update_values(pa.array(b))
     assert by_objects.result().to_bytes() == by_bytes.result().to_bytes()
+    assert by_values.result().to_bytes() == by_bytes.result().to_bytes()
     assert by_objects.result().num_retained == K
+
+
+def test_a_sketch_of_more_nominal_entries_is_cut_to_k() -> None:
+    """A blob another writer made with 2^14 nominal entries, unioned first."""
+    values = np.arange(100_000, dtype=np.int64)
+    large = ours(pa.array(values), lg_k=14)
+    union = ThetaUnion()
+    union.update(large.to_bytes())
+    assert union.result().to_bytes() == ours(pa.array(values)).to_bytes()
 
 
 def test_union_of_nothing_or_of_empty_sketches_is_empty() -> None:
     union = ThetaUnion()
     assert union.result().to_bytes() == reference_bytes([])
-    union.update(UpdateThetaSketch())
+    union.update(ThetaUnion().result())
     union.update(bytes.fromhex("01030300001e0000"))  # Java's empty sketch: seed hash 0
     assert union.result().empty
 
 
 def test_union_refuses_another_seed() -> None:
-    other = UpdateThetaSketch(seed=42)
-    other.update(pa.array([1, 2], pa.int64()))
+    other = ThetaUnion(seed=42)
+    other.update_values(pa.array([1, 2], pa.int64()))
     with pytest.raises(ValueError, match="seed hash"):
-        ThetaUnion().update(other)
+        ThetaUnion().update(other.result())
 
 
 # ----------------------------------------------------------------------------- format
@@ -349,7 +417,7 @@ def test_unordered_library_sketches_are_read_sorted() -> None:
 
 
 def test_single_item_layout() -> None:
-    single = ours(pa.array(["only"])).compact()
+    single = ours(pa.array(["only"]))
     blob = single.to_bytes()
     assert blob[:8] == bytes.fromhex("01030300001acc93")
     assert int.from_bytes(blob[8:], "little") == reference_hash("only")
@@ -382,12 +450,12 @@ def test_compressed_library_sketches_are_refused() -> None:
 
 
 def test_estimation_mode_header() -> None:
-    sketch = ours(pa.array(np.arange(100_000, dtype=np.int64))).compact()
+    sketch = ours(pa.array(np.arange(100_000, dtype=np.int64)))
     blob = sketch.to_bytes()
     preamble, version, family, _, _, flags, seed_hash = struct.unpack_from("<BBBBBBH", blob)
     count, _, theta = struct.unpack_from("<IIQ", blob, 8)
     assert (preamble, version, family, flags, seed_hash) == (3, 3, 3, 0x1A, 0x93CC)
-    assert count == sketch.num_retained and K <= count <= 15 * K // 8
+    assert count == sketch.num_retained == K
     assert theta == sketch.theta < MAX_THETA
     assert len(blob) == 24 + 8 * count
 
@@ -395,16 +463,6 @@ def test_estimation_mode_header() -> None:
 @pytest.mark.parametrize("lg_k", [5, 9])
 def test_other_nominal_entries_are_the_librarys(lg_k: int) -> None:
     values = [f"v{i}" for i in range(20_000)]
-    library = datasketches.update_theta_sketch(lg_k=lg_k, seed=9001)
-    for value in values:
-        library.update(value)
-    sketch = UpdateThetaSketch(lg_k=lg_k)
-    sketch.update(pa.array(values))
-    assert sketch.compact().to_bytes() == library.compact().serialize()
-    union = ThetaUnion(lg_k=lg_k)
-    union.update(sketch)
-    library_union = datasketches.theta_union(lg_k=lg_k, seed=9001)
-    library_union.update(library.compact())
-    assert union.result().to_bytes() == library_union.get_result().serialize()
+    assert ours(pa.array(values), lg_k=lg_k).to_bytes() == reference_union(values, lg_k)
     with pytest.raises(ValueError, match="lg_k"):
-        UpdateThetaSketch(lg_k=4)
+        ThetaUnion(lg_k=4)

@@ -53,8 +53,15 @@ def make_union(kind: Kind, stats: Any) -> t.ColumnStatisticsData:
 
 
 def thrift_decimal(value: Decimal) -> t.Decimal:
-    """Hive's Thrift Decimal of VALUE: the minimal big-endian two's complement unscaled value
-    (as Java's BigInteger.toByteArray writes it) and the scale (never negative)."""
+    """Hive's Thrift Decimal of VALUE (see decimal_parts)."""
+    unscaled, scale = decimal_parts(value)
+    return t.Decimal(unscaled=unscaled, scale=scale)
+
+
+def decimal_parts(value: Decimal) -> tuple[bytes, int]:
+    """The fields of Hive's Thrift Decimal of VALUE: the minimal big-endian two's complement
+    unscaled value (as Java's BigInteger.toByteArray writes it) and the scale (never
+    negative)."""
     sign, digits, exponent = value.as_tuple()
     if not isinstance(exponent, int):
         raise ValueError(f"{value} is not a finite decimal")
@@ -62,8 +69,13 @@ def thrift_decimal(value: Decimal) -> t.Decimal:
     scale = -exponent
     if scale < 0:
         unscaled, scale = unscaled * 10**-scale, 0
+    return unscaled_bytes(unscaled), scale
+
+
+def unscaled_bytes(unscaled: int) -> bytes:
+    """The minimal big-endian two's complement of UNSCALED (BigInteger.toByteArray)."""
     bits = unscaled.bit_length() if unscaled >= 0 else (-unscaled - 1).bit_length()
-    return t.Decimal(unscaled=unscaled.to_bytes(bits // 8 + 1, "big", signed=True), scale=scale)
+    return unscaled.to_bytes(bits // 8 + 1, "big", signed=True)
 
 
 def python_decimal(value: t.Decimal) -> Decimal:

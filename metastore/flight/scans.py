@@ -21,6 +21,7 @@ planned from the metastore. DuckDB sends DoGet on the connection that got the en
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import logging
@@ -177,13 +178,21 @@ def file_groups(
     return groups_of(data_files(location), values, spec)
 
 
-def iceberg_layout(shape: TableShape) -> tuple[ReadSpec, list[tuple[str, int]]]:
+def iceberg_layout(shape: TableShape) -> tuple[ReadSpec, Sequence[tuple[str, int]]]:
     """How an Iceberg table's current snapshot is read (its Parquet files by field id) and
     its data files; IcebergError when they cannot be read (delete files, ...)."""
     location = shape.params.get(iceberg.METADATA_LOCATION, "")
-    table = iceberg_tables.load(shape.where, location)
+    return _iceberg_layout(shape.where, location, tuple(c.name for c in shape.columns))
+
+
+@functools.lru_cache(maxsize=64)
+def _iceberg_layout(
+    where: str, location: str, names_: tuple[str, ...]
+) -> tuple[ReadSpec, tuple[tuple[str, int], ...]]:
+    """A metadata file never changes: the plan of its current snapshot is kept, so that a
+    table is planned once for all the scans of its current snapshot."""
+    table = iceberg_tables.load(where, location)
     ids = {c.column.name.lower(): c.field_id for c in iceberg_tables.columns(table)}
-    names_ = [c.name for c in shape.columns]
     spec = ReadSpec(
         "parquet",
         names=tuple(n for n in names_ if n.lower() in ids),
@@ -191,9 +200,9 @@ def iceberg_layout(shape: TableShape) -> tuple[ReadSpec, list[tuple[str, int]]]:
     )
     snapshot = table.current_snapshot()
     if snapshot is None:
-        return spec, []
-    found = iceberg_tables.data_files(shape.where, table, snapshot.snapshot_id)
-    return spec, [(f.path, f.size) for f in found]
+        return spec, ()
+    found = iceberg_tables.data_files(where, table, snapshot.snapshot_id)
+    return spec, tuple((f.path, f.size) for f in found)
 
 
 def groups_of(

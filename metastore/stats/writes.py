@@ -4,7 +4,8 @@ A write is all or nothing: the caller's transaction is rolled back by any error,
 entry that does not match its table's or partition's columns (metastore.stats.validate),
 found as its table's group is written, after the groups before it. Entries are grouped by
 table; each group costs a fixed number of statements, whatever the number of partitions
-and columns.
+and columns. On PostgreSQL, a write of one table's or partition's statistics without merging
+(a per-call write) is one statement (metastore.stats.one_statement).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from metastore import names
 from metastore.errors import InvalidInput, InvalidObject, NotFound
-from metastore.stats import accurate, aggregate, owners, queries
+from metastore.stats import accurate, aggregate, one_statement, owners, queries
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
 from metastore.stats.rows import StatsRow
 from metastore.stats.validate import check_engine, checked
@@ -48,6 +49,14 @@ def write_statistics(
     accurate in COLUMN_STATS_ACCURATE is merged with them (aggregate.merge_rows); the others
     are written as given, like HMS."""
     check_engine(engine)
+    if len(entries) == 1 and not merge and s.get_bind().dialect.name == "postgresql":
+        entry = entries[0]
+        written = one_statement.write(
+            s, entry.db, entry.table, entry.partition, entry.catalog, entry.rows, engine
+        )
+        if written is not None:
+            _owner_rows(entry.rows, written.column_types, written.where, engine)
+            return
     groups: dict[tuple[str | None, str, str], list[StatsEntry]] = {}
     for entry in entries:
         key = (entry.catalog, names.identifier(entry.db), names.identifier(entry.table))

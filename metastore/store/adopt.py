@@ -19,6 +19,8 @@ the database beside colstats, or alone again:
 6. triggers that move a table's version when HMS (not colstats) changes the table, its
    partitions, parameters, storage or statistics, so that colstats's cache of answers stays
    exact beside HMS;
+   and the function that writes a per-call write of statistics in one statement (schema
+   0009, metastore.stats.one_statement);
 7. the Alembic revision, and COLSTATS_ADOPTION: the schema as it was (its tables, columns,
    defaults, indexes and constraints), from which `--undo` removes everything added.
 
@@ -29,6 +31,7 @@ fails leaves the database as it was.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import time
 from collections.abc import Iterable
@@ -164,6 +167,7 @@ def plan(conn: sa.Connection, *, merge_duplicates: bool) -> Plan:
     _indexes(result, conn, inspector, existing)
     _kinds(result, found.family, existing)
     _versions(result, existing)
+    _write_function(result)
     return result
 
 
@@ -396,6 +400,17 @@ $$""",
             f'CREATE TRIGGER {function} AFTER INSERT OR UPDATE OR DELETE ON "{table}" '
             f"FOR EACH ROW EXECUTE FUNCTION {function}()",
         )
+
+
+def _write_function(result: Plan) -> None:
+    """The function of schema 0009, as its migration creates it."""
+    migration = importlib.import_module(
+        "metastore.migrations.versions.0009_statistics_write_function"
+    )
+    result.add(
+        f"create function {m.WRITE_FUNCTION}: a per-call statistics write in one statement",
+        migration.WRITE_FUNCTION,
+    )
 
 
 def snapshot(conn: sa.Connection) -> dict[str, Any]:

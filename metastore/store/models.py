@@ -248,6 +248,10 @@ VERSION_SEQUENCE = Sequence("TBL_VERSION_SEQ", metadata=Base.metadata)
 """PostgreSQL's source of versions: a sequence takes no lock, so writers on several servers
 never wait for each other to draw one (SQLite has no sequences; see VersionCounter)."""
 
+WRITE_FUNCTION = "colstats_write_statistics"
+"""PostgreSQL's function that makes a per-call statistics write one statement (schema 0009,
+metastore.stats.one_statement)."""
+
 
 class VersionCounter(Base):
     """SQLite's source of versions: one row whose NEXT_VERSION each changing transaction

@@ -4,7 +4,8 @@ The comparison is of meaning, not of names: each table of the models is there wi
 its columns, of the same type family (and length, in colstats's own schema), the same
 nullability, the same primary key, its unique keys and foreign keys as sets of columns
 (whatever a constraint is called, and whether a unique key is a constraint or an index), its
-foreign keys cascading, and an index for each of the models'.
+foreign keys cascading, and an index for each of the models'; on PostgreSQL also the index of
+key values in byte order (schema 0004) and the function of per-call statistics writes (0009).
 
 A database adopted from a Hive Metastore (metastore.store.adopt) keeps HMS's schema where
 colstats does not need another: its narrower text columns, the NOT NULLs its rows lack
@@ -67,6 +68,7 @@ def differences(conn: sa.Connection) -> list[str]:
         found += [f"table {name} is not colstats's" for name in sorted(extra)]
     if conn.dialect.name == "postgresql":
         found += _byte_order_index(conn)
+        found += _write_function(conn)
     return found
 
 
@@ -156,3 +158,15 @@ def _byte_order_index(conn: sa.Connection) -> list[str]:
     if not valid:
         return [f"index {name} is invalid (a concurrent build failed): drop it and upgrade"]
     return []
+
+
+def _write_function(conn: sa.Connection) -> list[str]:
+    """PostgreSQL's function of per-call statistics writes (schema 0009), when missing."""
+    found = conn.execute(
+        sa.text(
+            "SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+            "WHERE n.nspname = current_schema() AND p.proname = :name"
+        ),
+        {"name": m.WRITE_FUNCTION},
+    ).first()
+    return [] if found else [f"function {m.WRITE_FUNCTION} is missing"]

@@ -340,7 +340,8 @@ def test_a_tables_partitions_cost_a_fixed_number_of_statements(
     """The table, its partitions, their column lists, the upsert, COLUMN_STATS_ACCURATE:
     five statements whatever the number of partitions and columns. A single partition is
     read with its columns, and a parameter that already marks the columns is not written
-    again: three."""
+    again: three; on PostgreSQL one, the function of schema 0009 (metastore.stats.one_statement),
+    which also moves the versions."""
     with DriverStatements(store) as trace, rolled_back(store) as s:
         make(s)
         columns = [long_row("a", 1, 2), stats_row("b", "string", ""), stats_row("c", "double", "")]
@@ -352,7 +353,7 @@ def test_a_tables_partitions_cost_a_fixed_number_of_statements(
         assert statement_count(trace) - before == 5
         before = statement_count(trace)
         writes.write_statistics(s, entries[:1], "spark")
-        assert statement_count(trace) - before == 3
+        assert statement_count(trace) - before == (1 if store.dialect.name == "postgresql" else 3)
 
 
 # -- deletes -----------------------------------------------------------------------------------

@@ -148,39 +148,23 @@ def create(client: Client, warehouse: str, args: argparse.Namespace) -> None:
     location = f"{warehouse}/{DB}.db"
     client.create_database(t.Database(DB, None, location, {}))
     keys = [t.FieldSchema("ds", "string", None), t.FieldSchema("hr", "int", None)]
-    table = t.Table(
-        tableName=TABLE,
-        dbName=DB,
-        owner="bench",
-        sd=_storage(args.cols, f"{location}/{TABLE}"),
-        partitionKeys=keys,
-        parameters={"EXTERNAL": "TRUE"},
-        tableType="EXTERNAL_TABLE",
-    )
-    client.create_table(table)
-    # add_partition adds to a table of its own, so that the reads' answers stay the same.
-    client.create_table(
-        t.Table(
-            tableName=ADDED,
-            dbName=DB,
-            owner="bench",
-            sd=_storage(args.cols, f"{location}/{ADDED}"),
-            partitionKeys=keys,
-            parameters={"EXTERNAL": "TRUE"},
-            tableType="EXTERNAL_TABLE",
+
+    def table(name: str, partitioned: bool = True, **params: str) -> None:
+        client.create_table(
+            t.Table(
+                tableName=name,
+                dbName=DB,
+                owner="bench",
+                sd=_storage(args.cols, f"{location}/{name}"),
+                partitionKeys=keys if partitioned else [],
+                parameters={"EXTERNAL": "TRUE", **params},
+                tableType="EXTERNAL_TABLE",
+            )
         )
-    )
-    client.create_table(
-        t.Table(
-            tableName=ICEBERG,
-            dbName=DB,
-            owner="bench",
-            sd=_storage(args.cols, f"{location}/{ICEBERG}"),
-            partitionKeys=[],
-            parameters={"EXTERNAL": "TRUE", "table_type": "ICEBERG", "metadata_location": "v0"},
-            tableType="EXTERNAL_TABLE",
-        )
-    )
+
+    table(TABLE)
+    table(ADDED)  # add_partition adds to a table of its own: the reads' answers stay the same
+    table(ICEBERG, partitioned=False, table_type="ICEBERG", metadata_location="v0")
     parts = [
         t.Partition(
             values=[day(d), str(h)],
@@ -198,17 +182,7 @@ def create(client: Client, warehouse: str, args: argparse.Namespace) -> None:
     client.update_table_column_statistics(_stats(args, None, 1))
     client.set_aggr_stats_for(t.SetPartitionsStatsRequest(entries))
     if args.wide:  # WIDE partitions with statistics, for the reads after a write
-        client.create_table(
-            t.Table(
-                tableName=WIDE,
-                dbName=DB,
-                owner="bench",
-                sd=_storage(args.cols, f"{location}/{WIDE}"),
-                partitionKeys=keys,
-                parameters={"EXTERNAL": "TRUE"},
-                tableType="EXTERNAL_TABLE",
-            )
-        )
+        table(WIDE)
         wide = [(day(n // args.hours), str(n % args.hours)) for n in range(args.wide)]
         for start in range(0, len(wide), 200):
             client.add_partitions(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 import sqlalchemy as sa
+from core_builders import store_engine
 from hms_oracle import hive_metastore_oracle
 from hms_postgres import copy_of, filled_template
 from hms_process import HiveMetastoreProcess
@@ -98,6 +99,14 @@ def migrated_url(
     for url in empty_database(request.param, tmp_path_factory.mktemp("db")):
         migrate.upgrade(url)
         yield url
+
+
+@pytest.fixture(scope="module")
+def store(migrated_url: str) -> Iterator[sa.Engine]:
+    """An engine of migrated_url's database, as the server makes them."""
+    engine = store_engine(migrated_url)
+    yield engine
+    engine.dispose()
 
 
 class RunningServer:

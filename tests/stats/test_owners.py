@@ -6,8 +6,6 @@ table's row locked against other statistics writers but not against adding parti
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
 from core_builders import (
@@ -19,7 +17,6 @@ from core_builders import (
     rolled_back,
     set_params,
     statement_count,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -30,13 +27,6 @@ from metastore.store import models as m
 from metastore.store import versions
 
 KEYS = [("ds", "string"), ("Region", "string")]
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def test_the_table_is_read_with_its_keys_in_order_and_its_accurate_parameter(

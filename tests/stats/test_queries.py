@@ -6,7 +6,6 @@ answered without a statement)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from core_builders import (
     rolled_back,
     statement_count,
     stats_row,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -31,13 +29,6 @@ from metastore.store import models as m
 # Text values that a PostgreSQL array's text must quote or escape.
 AWKWARD = ['a"b', "back\\slash", "{x,y}", "NULL", " spaced ", "ünï€😀", "it's"]
 SKETCH = bytes(range(256))
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def stored(s: Session, level: StatsLevel, owner_id: int) -> dict[tuple[str, str], dict[str, Any]]:

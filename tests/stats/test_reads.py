@@ -8,7 +8,6 @@ found and its extrapolation of sums."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
@@ -19,7 +18,6 @@ from core_builders import (
     raises,
     rolled_back,
     stats_row,
-    store_engine,
 )
 from sqlalchemy.orm import Session
 
@@ -28,13 +26,6 @@ from metastore.sketches import kll_build, kll_count
 from metastore.stats import queries, reads
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
 from metastore.stats.rows import StatsRow
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def target(

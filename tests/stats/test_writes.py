@@ -8,7 +8,6 @@ HMS finds statistics by."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,6 @@ from core_builders import (
     rolled_back,
     statement_count,
     stats_row,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -37,13 +35,6 @@ from metastore.store import models as m
 
 COLUMNS = {"a": "bigint", "b": "string", "c": "double"}
 BASIC = '{"BASIC_STATS":"true"}'
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def long_row(column: str, low: int, high: int, **fields: Any) -> StatsRow:

@@ -3,11 +3,9 @@ batched statement, with their new ids in the rows' order, and no statement for n
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
-from core_builders import rolled_back, statement_count, store_engine
+from core_builders import rolled_back, statement_count
 from driver_trace import DriverStatements
 
 from metastore.store import bulk
@@ -15,13 +13,6 @@ from metastore.store import models as m
 
 SERDES = m.SerDe.__table__
 PARAMS = m.SerDeParam.__table__
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 @pytest.mark.parametrize("count", [1, 2, 150])

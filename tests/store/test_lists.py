@@ -8,25 +8,17 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from core_builders import rolled_back, store_engine
+from core_builders import rolled_back
 
 from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.driver import driver_rows
 
 AWKWARD = ['a"b', "back\\slash", "{x,y}", "NULL", " spaced ", "ü/ds=2024", "", "it's", "%_"]
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 # -- the parameter's value -------------------------------------------------------------------

@@ -6,8 +6,6 @@ the table's keys and stored as Hive makes them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
 from core_builders import (
@@ -18,7 +16,6 @@ from core_builders import (
     rolled_back,
     statement_count,
     stats_row,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -30,13 +27,6 @@ from metastore.stats.queries import TABLE_LEVEL
 from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.partition_rows import SD_ID
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def test_missing_is_not_found_in_clients_words() -> None:

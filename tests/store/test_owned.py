@@ -20,7 +20,6 @@ from core_builders import (
     rolled_back,
     statement_count,
     stats_row,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -51,13 +50,6 @@ def test_the_models_ownership_is_their_cascading_keys() -> None:
     # A table refers to its storage descriptor; it does not own it through a key.
     assert not any(child == "SDS" for child, _, _, _ in edges)
     assert not any(child == "TBLS" and owner == "SDS" for child, _, owner, _ in edges)
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def _filled(s: Session) -> tuple[BuiltTable, BuiltTable, list[int]]:

@@ -6,7 +6,6 @@ changes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,7 +17,6 @@ from core_builders import (
     rolled_back,
     set_params,
     statement_count,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -27,13 +25,6 @@ from metastore.store import models as m
 from metastore.store import params
 
 AWKWARD = ['a"b', "back\\slash", "{x,y}", "NULL", " spaced ", "é€😀", "", "it's", "x" * 5000]
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def test_each_table_of_parameters_has_its_owner_column() -> None:

@@ -5,7 +5,6 @@ statement, and everything below partitions and tables in one more (`Below`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,6 @@ from core_builders import (
     set_params,
     statement_count,
     stats_row,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -34,13 +32,6 @@ from metastore.store import models as m
 from metastore.store import partition_rows as pr
 
 KEYS = [("ds", "string"), ("hr", "int")]
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def _day_table(s: Session) -> BuiltTable:

@@ -11,17 +11,9 @@ from collections.abc import Iterator
 
 import pytest
 import sqlalchemy as sa
-from core_builders import store_engine
 
 from metastore.store import schema_check
 from metastore.store.models import BYTE_ORDER_INDEX
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ their column lists read, swapped and deleted when no descriptor uses them any mo
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
 from core_builders import (
@@ -18,7 +16,6 @@ from core_builders import (
     count_rows,
     rolled_back,
     statement_count,
-    store_engine,
 )
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
@@ -28,13 +25,6 @@ from metastore.store import storage as st
 from metastore.store.storage import ColumnDef, Skewed, Storage
 
 COLUMNS = [ColumnDef("id", "bigint", "the id", 0), ColumnDef("name", "string", None, 1)]
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def storage(

@@ -4,8 +4,6 @@ patterns, added, and deleted with everything their tables own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
 from core_builders import (
@@ -14,19 +12,11 @@ from core_builders import (
     add_table,
     count_rows,
     rolled_back,
-    store_engine,
 )
 
 from metastore.name_patterns import InvalidPatternError
 from metastore.store import databases
 from metastore.store import models as m
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def test_a_database_is_found_by_its_catalog_and_its_stored_name(store: sa.Engine) -> None:

@@ -4,22 +4,13 @@ in order, replaced, and deleted with the function."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
-from core_builders import add_database, count_rows, rolled_back, store_engine
+from core_builders import add_database, count_rows, rolled_back
 from sqlalchemy.orm import Session
 
 from metastore.store import functions
 from metastore.store import models as m
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def _function(s: Session, db_id: int, name: str) -> int:

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TypeVar
 
 import pytest
 import sqlalchemy as sa
-from core_builders import raises, statement_count, store_engine
+from core_builders import raises, statement_count
 from driver_trace import DriverStatements
 from sqlalchemy.orm import Session
 
@@ -34,13 +34,6 @@ MINUTE = 60_000
 ALICE = Requester("alice", "host-1")
 R, W, E, X = LockType.SHARED_READ, LockType.SHARED_WRITE, LockType.EXCLUSIVE, LockType.EXCL_WRITE
 ACQUIRED, WAITING = LockState.ACQUIRED, LockState.WAITING
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 @pytest.fixture

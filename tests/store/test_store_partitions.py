@@ -37,13 +37,6 @@ from metastore.store.partition_rows import of_table
 from metastore.store.partitions import RECHECK_AFTER
 
 
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
-
-
 def _table(s: Session, keys: list[tuple[str, str]] | None = None) -> BuiltTable:
     return add_table(s, add_database(s), "t", keys=keys or [("ds", "string"), ("hr", "int")])
 

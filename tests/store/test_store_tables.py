@@ -5,8 +5,6 @@ parameter read under a lock that a second writer waits for on PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 import sqlalchemy as sa
 from core_builders import (
@@ -18,20 +16,12 @@ from core_builders import (
     committed,
     count_rows,
     rolled_back,
-    store_engine,
 )
 
 from metastore.store import models as m
 from metastore.store import tables, versions
 from metastore.store.partition_filter import parse_filter
 from metastore.store.partition_filter.table_sql import table_filter_condition
-
-
-@pytest.fixture(scope="module")
-def store(migrated_url: str) -> Iterator[sa.Engine]:
-    engine = store_engine(migrated_url)
-    yield engine
-    engine.dispose()
 
 
 def test_a_table_is_found_by_name_with_its_database(store: sa.Engine) -> None:

@@ -1,0 +1,386 @@
+"""A per-call statistics write on PostgreSQL is one statement and the commit (the function of
+schema 0009, metastore.stats.one_statement), and writes what the general path writes: the
+same rows, COLUMN_STATS_ACCURATE and versions as a server on SQLite (which takes the general
+path), the same errors for the same requests, and concurrent writers of one key leave one
+row with every write's version moved."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import pytest
+import sqlalchemy as sa
+import stats_builders as sb
+from conftest import RunningServer, connect, empty_database
+from core_builders import statement_count
+from driver_trace import DriverStatements
+from metadata_builders import Client, make_partitioned, table
+from thrift.Thrift import TException
+
+from hive_metastore_thrift import ttypes as t
+from metastore.config import Settings
+from metastore.stats import accurate
+from metastore.store import migrate
+
+pytestmark = pytest.mark.postgres
+
+Servers = dict[str, tuple[RunningServer, Client]]
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
+    """A server on SQLite and one on PostgreSQL, each on a new database, without the cache of
+    answers."""
+    out: Servers = {}
+    closers: list[Callable[[], object]] = []
+    databases = [
+        empty_database(backend, tmp_path_factory.mktemp(backend))
+        for backend in ("sqlite", "postgresql")
+    ]
+    try:
+        for backend, database in zip(("sqlite", "postgresql"), databases, strict=True):
+            url = next(database)
+            migrate.upgrade(url)
+            running = RunningServer(url, Settings(cache_size=0))
+            client, transport = connect(running.port)
+            closers += [transport.close, running.stop]
+            out[backend] = (running, client)
+        yield out
+    finally:
+        for close in reversed(closers):
+            close()
+        for database in databases:
+            next(database, None)
+
+
+def _both(servers: Servers, call: Callable[[Client], Any]) -> dict[str, Any]:
+    """What CALL answers (or raises: its type and message) on each server."""
+    out: dict[str, Any] = {}
+    for backend, (_, client) in servers.items():
+        try:
+            out[backend] = ("answer", call(client))
+        except TException as e:
+            out[backend] = (type(e).__name__, getattr(e, "message", str(e)))
+    return out
+
+
+def _rows(engine: sa.Engine, db: str) -> dict[str, list[tuple[Any, ...]]]:
+    """The statistics rows of database DB but their ids, and COLUMN_STATS_ACCURATE of its
+    tables and partitions, in one order."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with engine.connect() as conn:
+        for name in ("TAB_COL_STATS", "PART_COL_STATS"):
+            rows = conn.execute(
+                sa.text(f'SELECT * FROM "{name}" WHERE "DB_NAME" = :db'), {"db": db}
+            )
+            out[name] = sorted(
+                tuple(
+                    bytes(v) if isinstance(v, memoryview) else v
+                    for k, v in row._mapping.items()
+                    if k not in ("CS_ID", "TBL_ID", "PART_ID")
+                )
+                for row in rows
+            )
+        params = conn.execute(
+            sa.text(
+                'SELECT t."TBL_NAME", \'\', p."PARAM_VALUE" FROM "TABLE_PARAMS" p '
+                'JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                'WHERE d."NAME" = :db AND p."PARAM_KEY" = :key '
+                'UNION ALL SELECT t."TBL_NAME", x."PART_NAME", p."PARAM_VALUE" '
+                'FROM "PARTITION_PARAMS" p JOIN "PARTITIONS" x ON x."PART_ID" = p."PART_ID" '
+                'JOIN "TBLS" t ON t."TBL_ID" = x."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                'WHERE d."NAME" = :db AND p."PARAM_KEY" = :key'
+            ),
+            {"db": db, "key": accurate.KEY},
+        )
+        out["accurate"] = sorted(tuple(row) for row in params)
+    return out
+
+
+class Versions(NamedTuple):
+    version: int
+    parts_version: int | None
+    seen_version: int | None
+    partitions: dict[str, int]
+
+
+def _versions(engine: sa.Engine, db: str, table_name: str = "t") -> Versions:
+    with engine.connect() as conn:
+        version, parts, seen = conn.execute(
+            sa.text(
+                'SELECT v."VERSION", v."PARTS_VERSION", v."SEEN_VERSION" FROM "TBL_VERSIONS" v '
+                'JOIN "TBLS" t ON t."TBL_ID" = v."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                'WHERE d."NAME" = :db AND t."TBL_NAME" = :table'
+            ),
+            {"db": db, "table": table_name},
+        ).one()
+        partitions = conn.execute(
+            sa.text(
+                'SELECT x."PART_NAME", v."VERSION" FROM "PART_VERSIONS" v '
+                'JOIN "PARTITIONS" x ON x."PART_ID" = v."PART_ID" '
+                'JOIN "TBLS" t ON t."TBL_ID" = x."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                'WHERE d."NAME" = :db AND t."TBL_NAME" = :table'
+            ),
+            {"db": db, "table": table_name},
+        )
+        return Versions(version, parts, seen, {name: v for name, v in partitions})
+
+
+def _new_db(servers: Servers) -> str:
+    """A new database with sb.make_table's table on both servers."""
+    db = f"w{uuid.uuid4().hex[:8]}"
+    for _, client in servers.values():
+        sb.make_table(client, db)
+    return db
+
+
+WRITES: dict[str, Callable[[Client, t.ColumnStatistics], Any]] = {
+    "update_table_column_statistics": lambda c, st: c.update_table_column_statistics(st),
+    "update_partition_column_statistics": lambda c, st: c.update_partition_column_statistics(st),
+    "set_aggr_stats_for": lambda c, st: c.set_aggr_stats_for(
+        t.SetPartitionsStatsRequest(colStats=[st], needMerge=False)
+    ),
+}
+
+
+def _stats(db: str, kind: str, objs: list[t.ColumnStatisticsObj]) -> t.ColumnStatistics:
+    part = None if kind == "update_table_column_statistics" else sb.PART
+    stats: t.ColumnStatistics = sb.column_stats(db, objs, part, last_analyzed=1_700_000_000)
+    return stats
+
+
+@pytest.mark.parametrize("call", list(WRITES))
+def test_a_write_is_one_statement_and_the_commit_on_postgresql(servers: Servers, call: str) -> None:
+    """On PostgreSQL one statement between BEGIN and COMMIT; on SQLite one transaction."""
+    db = _new_db(servers)
+    objs = sb.all_examples()
+    for backend, (running, client) in servers.items():
+        WRITES[call](client, _stats(db, call, objs))  # the first write of the owner
+        with DriverStatements(running.engine) as trace:
+            WRITES[call](client, _stats(db, call, objs))
+            count = statement_count(trace)
+            sent = [line.upper() for line in trace.sent()]
+        control = [line for line in sent if "BEGIN" in line or "COMMIT" in line]
+        assert len(control) == 2, sent  # one transaction
+        if backend == "postgresql":
+            assert count == 1, sent
+
+
+@pytest.mark.parametrize("call", list(WRITES))
+def test_the_rows_and_versions_are_those_of_the_general_path(servers: Servers, call: str) -> None:
+    """Every kind of statistics, written, then written again in part (the fields a write
+    leaves unset keep their values, a kind that changes replaces the row), on SQLite (the
+    general path) and PostgreSQL: the same rows and COLUMN_STATS_ACCURATE; the table's
+    version moves with each write, a partition's takes it, PARTS_VERSION stays."""
+    db = _new_db(servers)
+    objs = sb.all_examples()
+    again = [
+        sb.obj("c_long", sb.stats_data("longStats", numNulls=3, numDVs=4)),
+        sb.obj(
+            "c_str", sb.stats_data("stringStats", maxColLen=9, avgColLen=2.5, numNulls=0, numDVs=1)
+        ),
+        sb.obj("C_Double", sb.stats_data("doubleStats", lowValue=-1.5, numNulls=1, numDVs=2)),
+    ]
+    for _, client in servers.values():
+        assert client.update_table_column_statistics(
+            _stats(db, "update_table_column_statistics", [])
+        )
+    for running, client in servers.values():
+        before = _versions(running.engine, db)
+        for round_ in (objs, again):
+            WRITES[call](client, _stats(db, call, round_))
+            after = _versions(running.engine, db)
+            assert after.version > before.version
+            assert after.seen_version == after.version
+            assert after.parts_version == before.parts_version
+            if call != "update_table_column_statistics":
+                assert after.partitions[sb.PART] == after.version
+            before = after
+    sqlite, postgres = (_rows(running.engine, db) for running, _ in servers.values())
+    assert postgres == sqlite
+    written = "TAB_COL_STATS" if call == "update_table_column_statistics" else "PART_COL_STATS"
+    assert len(postgres[written]) == len(objs)
+
+
+def _long(
+    column: str, low: int = 1, high: int = 5, col_type: str = "bigint"
+) -> t.ColumnStatisticsObj:
+    data = sb.stats_data("longStats", lowValue=low, highValue=high, numNulls=0, numDVs=2)
+    return t.ColumnStatisticsObj(column, col_type, data)
+
+
+# Requests the function refuses or whose rows the checks refuse, and two it writes under
+# another spelling of their names: (database, table, partition, objects).
+REQUESTS: dict[str, tuple[str | None, str, str | None, list[t.ColumnStatisticsObj]]] = {
+    "no database": ("nodb", "t", sb.PART, [_long("c_long")]),
+    "no table": (None, "nosuch", sb.PART, [_long("c_long")]),
+    "no table, the table's own": (None, "nosuch", None, [_long("c_long")]),
+    "no partition": (None, "t", "ds=2024-01-02/region=x", [_long("c_long")]),
+    "a malformed partition name": (None, "t", "ds=2024-01-01", [_long("c_long")]),
+    "a partition of an unpartitioned table": (None, "flat", "ds=1", [_long("id")]),
+    "no such column": (None, "t", sb.PART, [_long("c_long"), _long("nope")]),
+    "a column twice": (None, "t", sb.PART, [_long("c_long"), _long("C_LONG")]),
+    "a kind that does not fit": (None, "t", sb.PART, [_long("c_long"), _long("c_str")]),
+    "low above high": (None, "t", None, [_long("c_long", 9, 1)]),
+    "a column type too long": (None, "t", sb.PART, [_long("c_long", col_type="b" * 129)]),
+    "a decimal too long": (
+        None,
+        "t",
+        sb.PART,
+        [
+            t.ColumnStatisticsObj(
+                "c_dec",
+                "decimal(38,10)",
+                sb.stats_data(
+                    "decimalStats",
+                    lowValue=sb.dec(1, 0),
+                    highValue=sb.dec(10**4001, 0),
+                    numNulls=0,
+                    numDVs=1,
+                ),
+            )
+        ],
+    ),
+    "names in capitals": (None, "T", "DS=2024-01-01/REGION=a%2Fb", [_long("C_Long")]),
+    "the database with its catalog": (None, "t", sb.PART, [_long("c_long")]),
+}
+
+
+@pytest.mark.parametrize("case", list(REQUESTS))
+@pytest.mark.parametrize("call", list(WRITES))
+def test_the_errors_are_those_of_the_general_path(servers: Servers, case: str, call: str) -> None:
+    """The same answer or declared exception, with the same message, on both servers; a
+    refused write leaves nothing written and no version moved."""
+    db = _new_db(servers)
+    for _, client in servers.values():
+        client.create_table(table(db, "flat"))
+    db_arg, table_name, part, objs = REQUESTS[case]
+    if case == "the database with its catalog":
+        db_arg = f"@hive#{db}"
+    if call == "update_table_column_statistics":
+        part = None
+    desc = t.ColumnStatisticsDesc(
+        isTblLevel=part is None, dbName=db_arg or db, tableName=table_name, partName=part
+    )
+    stats = t.ColumnStatistics(statsDesc=desc, statsObj=objs)
+    before = {b: (_rows(r.engine, db), _versions(r.engine, db)) for b, (r, _) in servers.items()}
+    answers = _both(servers, lambda client: WRITES[call](client, stats))
+    assert answers["postgresql"] == answers["sqlite"]
+    for backend, (running, _) in servers.items():
+        if answers[backend][0] != "answer":
+            assert (_rows(running.engine, db), _versions(running.engine, db)) == before[backend]
+    sqlite, postgres = (_rows(running.engine, db) for running, _ in servers.values())
+    assert postgres == sqlite
+
+
+WRITERS = 32
+
+
+def _write_one(
+    db: str, n: int, writer: Client, barrier: threading.Barrier, errors: list[BaseException]
+) -> None:
+    """Writer N's statistics of column id of partition ds=1, once all writers are ready."""
+    desc = t.ColumnStatisticsDesc(False, db, "t", partName="ds=1")
+    stats = t.ColumnStatistics(desc, [_long("id", n, n + 10)])
+    barrier.wait()
+    try:
+        assert writer.update_partition_column_statistics(stats)
+    except BaseException as e:  # reported by the test
+        errors.append(e)
+
+
+def test_concurrent_writers_of_one_key_leave_one_row_and_move_the_versions(
+    servers: Servers,
+) -> None:
+    """WRITERS clients write the statistics of one column of one partition at once, each its
+    own values: one row is left, of one of them, the column marked accurate, and the table's
+    version moved by each write (every write draws a new one), the partition's with it."""
+    db = f"c{uuid.uuid4().hex[:8]}"
+    for backend, (running, client) in servers.items():
+        make_partitioned(client, db, "t", ["1"])
+        before = _versions(running.engine, db)
+        clients = [connect(running.port) for _ in range(WRITERS)]
+        barrier = threading.Barrier(WRITERS)
+        errors: list[BaseException] = []
+
+        threads = [
+            threading.Thread(target=_write_one, args=(db, n, writer, barrier, errors))
+            for n, (writer, _) in enumerate(clients)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        for _, transport in clients:
+            transport.close()
+        assert errors == [], (backend, errors)
+        with running.engine.connect() as conn:
+            rows = conn.execute(
+                sa.text(
+                    'SELECT "LONG_LOW_VALUE", "LONG_HIGH_VALUE" FROM "PART_COL_STATS" '
+                    'WHERE "DB_NAME" = :db AND "COLUMN_NAME" = :column'
+                ),
+                {"db": db, "column": "id"},
+            ).all()
+        assert len(rows) == 1, (backend, rows)
+        low, high = rows[0]
+        assert 0 <= low < WRITERS and high == low + 10
+        after = _versions(running.engine, db)
+        assert after.version >= before.version + WRITERS, (backend, before, after)
+        assert after.partitions["ds=1"] == after.version
+        parameters = client.get_partition_by_name(db, "t", "ds=1").parameters
+        assert accurate.accurate_columns(parameters[accurate.KEY]) == {"id"}
+
+
+STORED = [
+    None,
+    "",
+    "true",
+    " TRUE ",
+    "not json",
+    "[1, 2]",
+    "null",
+    '{"BASIC_STATS":"true"}',
+    '{"BASIC_STATS":true,"COLUMN_STATS":{"b":"TRUE","a":"false","c":true,"d":1}}',
+    '{"COLUMN_STATS":"all"}',
+    r'{ "BASIC_STATS" : "True", "COLUMN_STATS" : { "z\u00e9" : "true" } }',
+    r'{"COLUMN_STATS":{"\ud83d\ude00":"true","tab\there":"true","q\"uote":"true"}}',
+]
+NAMES = ["a", "b", "zé", "😀", "日本", 'q"uote', "back\\slash", "del\x7f"]
+
+
+@pytest.mark.parametrize("stored", STORED)
+def test_column_stats_accurate_is_rendered_as_the_general_path_renders_it(
+    servers: Servers, stored: str | None
+) -> None:
+    """COLUMN_STATS_ACCURATE after a write, from each kind of stored value (none, legacy,
+    malformed, not an object, columns not true, names outside ASCII, in capitals or that
+    JSON escapes): on PostgreSQL the function's, as metastore.stats.accurate renders it."""
+    running, client = servers["postgresql"]
+    db = f"a{uuid.uuid4().hex[:8]}"
+    client.create_database(t.Database(name=db, parameters={}))
+    cols = [t.FieldSchema(name, "bigint", None) for name in NAMES]
+    client.create_table(table(db, "t", cols=cols, keys=[t.FieldSchema("ds", "string", None)]))
+    client.add_partition(t.Partition(values=["1"], dbName=db, tableName="t", parameters={}))
+    if stored is not None:
+        with running.engine.begin() as conn:
+            conn.execute(
+                sa.text(
+                    'INSERT INTO "PARTITION_PARAMS" SELECT p."PART_ID", :key, :value '
+                    'FROM "PARTITIONS" p JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" '
+                    'JOIN "DBS" d ON d."DB_ID" = t."DB_ID" WHERE d."NAME" = :db'
+                ),
+                {"key": accurate.KEY, "value": stored, "db": db},
+            )
+    written = NAMES[2:]
+    desc = t.ColumnStatisticsDesc(False, db, "t", partName="ds=1")
+    with DriverStatements(running.engine) as trace:
+        client.update_partition_column_statistics(
+            t.ColumnStatistics(desc, [_long(name) for name in written])
+        )
+        assert statement_count(trace) == 1
+    parameters = client.get_partition_by_name(db, "t", "ds=1").parameters
+    assert parameters.get(accurate.KEY) == accurate.with_columns(stored, written)

@@ -158,6 +158,16 @@ def aggregate_statistics(
     if not rows:
         lookup.table(s, target.db, target.table, target.catalog)
         return [], 0
+    return aggregate_rows(
+        rows, len(target.columns), len(target.partitions), target.where, merge_histograms
+    )
+
+
+def aggregate_rows(
+    rows: Sequence[Sequence[Any]], asked: int, requested: int, where: str, merge_histograms: bool
+) -> tuple[list[StatsRow], int]:
+    """aggregate_statistics of ROWS (queries.partition_stats_by_name's, with row counts), of
+    ASKED columns and REQUESTED partitions of table WHERE."""
     keys = queries.PARTITION_STATS_FIELDS
     name_at = keys.index("COLUMN_NAME")
     by_column: dict[str, list[Any]] = {}
@@ -165,12 +175,12 @@ def aggregate_statistics(
         by_column.setdefault(row[name_at], []).append(row)
     # One row per (partition, column): a partition with as many rows as there are columns
     # has statistics for all of them.
-    found = sum(1 for n in Counter(map(itemgetter(0), rows)).values() if n == len(target.columns))
+    found = sum(1 for n in Counter(map(itemgetter(0), rows)).values() if n == asked)
     merged = [
-        _aggregate_column(
+        aggregate_column(
             dict(zip(keys, zip(*column_rows, strict=True), strict=True)),
-            len(target.partitions),
-            f"{target.where}.{column}",
+            requested,
+            f"{where}.{column}",
             merge_histograms,
         )
         for column, column_rows in by_column.items()
@@ -178,7 +188,7 @@ def aggregate_statistics(
     return merged, found
 
 
-def _aggregate_column(
+def aggregate_column(
     fields: dict[str, tuple[Any, ...]], requested: int, what: str, merge_histograms: bool
 ) -> StatsRow:
     """One column's statistics over many partitions, given field by field (see
@@ -195,14 +205,14 @@ def _aggregate_column(
             newest_kind,
         )
         fields = {key: tuple(values[i] for i in keep) for key, values in fields.items()}
-    row_counts = {text: _int_or_none(text) for text in set(fields["NUM_ROWS"])}
+    row_counts = {text: int_or_none(text) for text in set(fields["NUM_ROWS"])}
     counts = [row_counts[text] for text in fields["NUM_ROWS"]]
     merged = aggregate.merge_columns(fields, counts, what=what, merge_histograms=merge_histograms)
     aggregate.scale_sums(merged, requested, len(counts))
     return merged
 
 
-def _int_or_none(text: str | None) -> int | None:
+def int_or_none(text: str | None) -> int | None:
     try:
         return int(text) if text is not None else None
     except ValueError:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from hive_metastore_thrift import ttypes as t
 from metastore import spark_stats
 from metastore.config import Settings
+from metastore.hms.stats_wire import StatsEncoder
 from metastore.hms.structs.statistics import stats_obj
 from metastore.hms.structs.tables import table_struct
 from metastore.stats import accurate, queries
@@ -37,6 +38,11 @@ class Answers:
     def __init__(self, settings: Settings) -> None:
         self.fetch_bitvector = settings.fetch_bitvector
         self.fetch_histogram = settings.fetch_histogram
+        self.encoder = StatsEncoder(
+            fetch_bitvector=settings.fetch_bitvector, fetch_histogram=settings.fetch_histogram
+        )
+        """Statistics answers encoded from their rows (get_table_statistics_req and
+        get_partitions_statistics_req)."""
 
     # -- statistics -----------------------------------------------------------------------
 

@@ -16,23 +16,21 @@ change committed between the two), the answer is read whole as without this modu
 are kept under the versions read with their rows, so never under versions newer than their
 data; each part served was current at the first statement, which ran after the call began.
 
-The bytes are the binary protocol's (the only one the server speaks), identical to what the
-generated code writes for the same struct (tested against it).
+The bytes are the binary protocol's (the only one the server speaks), encoded from the rows
+(metastore.hms.stats_wire), identical to what the generated code writes for the same struct
+(tested against it).
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.Thrift import TType
-from thrift.transport.TTransport import TMemoryBuffer
 
-from hive_metastore_thrift import ttypes as t
 from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.stats import queries, reads
 from metastore.stats.rows import COLUMN_NAME
 from metastore.store import versions
@@ -46,52 +44,10 @@ SUCCESS = struct.pack(">bh", TType.STRUCT, 0)
 STOP = b"\x00"
 """The end of a struct."""
 
-_MAP_HEADER = struct.pack(">bhbb", TType.MAP, 1, TType.STRING, TType.LIST)
-"""PartitionsStatsResult's field 1 (partStats, a map of string to list), then the map's key
-and value types; its size follows."""
 
-
-def _encode_objs(objs: Sequence[t.ColumnStatisticsObj]) -> bytes:
-    buffer = TMemoryBuffer()
-    protocol = TBinaryProtocolAccelerated(buffer)
-    for obj in objs:
-        obj.write(protocol)
-    value: bytes = buffer.getvalue()
-    return value
-
-
-def piece(name: str, objs: Sequence[t.ColumnStatisticsObj]) -> bytes:
-    """A partition's entry of the partStats map: its NAME, the list of its OBJS."""
-    key = name.encode("utf-8")
-    return (
-        struct.pack(">i", len(key))
-        + key
-        + struct.pack(">bi", TType.STRUCT, len(objs))
-        + _encode_objs(objs)
-    )
-
-
-def result_body(pieces: Sequence[bytes]) -> bytes:
-    """The encoded PartitionsStatsResult of the map entries PIECES (the empty ones left
-    out: partitions without statistics are absent from the map)."""
-    entries = [p for p in pieces if p]
-    return _MAP_HEADER + struct.pack(">i", len(entries)) + b"".join(entries) + b"\x00"
-
-
-def encoded_result(result: t.PartitionsStatsResult) -> bytes:
-    """RESULT as the generated code encodes it (for answers read whole)."""
-    buffer = TMemoryBuffer()
-    result.write(TBinaryProtocolAccelerated(buffer))
-    value: bytes = buffer.getvalue()
-    return value
-
-
-def whole(rows: Sequence[Sequence[Any]], stats_obj: Callable[[Any], Any]) -> bytes:
-    """The encoded answer of ROWS read whole (metastore.stats.reads.partition_statistics)."""
-    result: dict[str, list[t.ColumnStatisticsObj]] = {}
-    for row in rows:
-        result.setdefault(row[0], []).append(stats_obj(row[1:]))
-    return encoded_result(t.PartitionsStatsResult(partStats=result))
+def whole(s: Session, target: reads.StatsTarget, encoder: StatsEncoder) -> bytes:
+    """The encoded answer of TARGET read whole (metastore.stats.reads.partition_statistics)."""
+    return encoder.partitions_result(reads.partition_statistics(s, target))
 
 
 def answer(
@@ -99,18 +55,18 @@ def answer(
     target: reads.StatsTarget,
     cache: AnswerCache,
     variant: str,
-    stats_obj: Callable[[Any], Any],
+    encoder: StatsEncoder,
 ) -> bytes:
     """The encoded PartitionsStatsResult of TARGET, from the parts CACHE keeps for VARIANT
     (the server's settings that change answers) and the statistics of the partitions whose
     part it does not; the parts read are kept."""
     if not target.columns or not target.partitions:
-        return whole(reads.partition_statistics(s, target), stats_obj)
+        return whole(s, target, encoder)
     found = versions.partition_versions(
         s, target.catalog, target.db, target.table, target.partitions
     )
     if found is None or not found.usable:
-        return whole(reads.partition_statistics(s, target), stats_obj)
+        return whole(s, target, encoder)
     shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
     table_key = ("", shape, str(found.tbl_id))
 
@@ -138,16 +94,16 @@ def answer(
             ) or (part_version or 0) != expected[
                 part_id
             ]:  # changed since the first statement: read the answer whole
-                return whole(reads.partition_statistics(s, target), stats_obj)
+                return whole(s, target, encoder)
             objs = by_part.setdefault(part_id, [])
             if row[5 + COLUMN_NAME] is not None:
-                objs.append(stats_obj(row[5:]))
+                objs.append(encoder.obj(row[5:]))
         if len(by_part) != len(missing):  # a partition dropped since the first statement
-            return whole(reads.partition_statistics(s, target), stats_obj)
+            return whole(s, target, encoder)
         names = {part_id: name for name, part_id, _ in found.partitions}
         for part_id, objs in by_part.items():
-            body = piece(names[part_id], objs) if objs else b""
+            body = partition_entry(names[part_id], objs) if objs else b""
             kept[part_id] = body
             versions_: Versions = {table_key: (found.parts_version or 0, expected[part_id])}
             cache.store(key(part_id), versions_, body)
-    return result_body([kept[part_id] for _, part_id, _ in found.partitions])
+    return partitions_map([kept[part_id] for _, part_id, _ in found.partitions])

@@ -1,10 +1,12 @@
 """The calls of a request: the generated processor, a clear answer to the calls colstats does
-not serve, and the calls of the cache of answers served through it (metastore.hms.cache)."""
+not serve, the calls of the cache of answers served through it (metastore.hms.cache), and
+the statistics reads answered with bytes encoded from their rows (metastore.hms.stats_wire)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 from thrift.protocol.TProtocol import TProtocolBase, TProtocolFactory
 from thrift.Thrift import TApplicationException, TMessageType, TType
@@ -58,8 +60,10 @@ def unserved(method: str) -> str:
 
 class Processor(ThriftHiveMetastore.Processor):
     """The generated processor, with a clear answer to the calls colstats does not serve and
-    none to a oneway message it does not know (the client reads no answer), and the calls of
-    metastore.hms.cache.CACHED served through the cache of answers (when there is one)."""
+    none to a oneway message it does not know (the client reads no answer), the calls of
+    metastore.hms.cache.CACHED served through the cache of answers (when there is one), and
+    get_table_statistics_req and get_partitions_statistics_req answered with their results
+    encoded by the handler."""
 
     def __init__(
         self, handler: Handler, protocols: TProtocolFactory, cache: AnswerCache | None = None
@@ -69,11 +73,11 @@ class Processor(ThriftHiveMetastore.Processor):
         self._cache = cache
         settings = handler.settings
         self._variant = f"bitvector={settings.fetch_bitvector},kll={settings.fetch_histogram}"
-        if cache is not None:  # answers rebuilt by the partitions that changed
-            self._processMap = {
-                **self._processMap,
-                pieces.CALL: Processor._partitions_statistics,
-            }
+        self._processMap = {
+            **self._processMap,
+            "get_table_statistics_req": Processor._table_statistics,
+            pieces.CALL: Processor._partitions_statistics,
+        }
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
@@ -138,22 +142,46 @@ class Processor(ThriftHiveMetastore.Processor):
             self._cache.store(key, found, body)
         self._send(oprot, reply)
 
+    def _table_statistics(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
+        """get_table_statistics_req encoded from the rows (metastore.hms.stats_wire)."""
+        handler: Handler = self._handler
+        self._rebuilt(
+            "get_table_statistics_req", handler.table_statistics_encoded, seqid, iprot, oprot
+        )
+
     def _partitions_statistics(
         self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
     ) -> None:
-        """get_partitions_statistics_req rebuilt from the parts of earlier answers the cache
-        keeps (metastore.hms.pieces); its errors answered as the generated code answers
-        them."""
-        assert self._cache is not None
-        arguments = cache.args_struct(pieces.CALL)
+        """get_partitions_statistics_req encoded from the rows (metastore.hms.stats_wire),
+        rebuilt from the parts of earlier answers the cache keeps when there is one
+        (metastore.hms.pieces)."""
+        handler: Handler = self._handler
+        cache, variant = self._cache, self._variant
+        self._rebuilt(
+            pieces.CALL,
+            lambda request: handler.partitions_statistics_encoded(request, cache, variant),
+            seqid,
+            iprot,
+            oprot,
+        )
+
+    def _rebuilt(
+        self,
+        name: str,
+        encoded: Callable[[Any], bytes],
+        seqid: int,
+        iprot: TProtocolBase,
+        oprot: TProtocolBase,
+    ) -> None:
+        """Call NAME, whose argument is one request, answered with the encoded success
+        value ENCODED gives for it; its errors answered as the generated code answers them
+        (each call served so declares NoSuchObjectException o1 and MetaException o2)."""
+        arguments = cache.args_struct(name)
         arguments.read(iprot)
         iprot.readMessageEnd()
-        result = cache.result_struct(pieces.CALL)
-        handler: Handler = self._handler
+        result = cache.result_struct(name)
         try:
-            body = handler.partitions_statistics_encoded(
-                arguments.request, self._cache, self._variant
-            )
+            body = encoded(arguments.request)
         except TTransportException:
             raise
         except (NoSuchObjectException, MetaException) as e:
@@ -167,12 +195,12 @@ class Processor(ThriftHiveMetastore.Processor):
             kind = TMessageType.EXCEPTION
             result = TApplicationException(TApplicationException.INTERNAL_ERROR, "Internal error")
         else:
-            oprot.writeMessageBegin(pieces.CALL, TMessageType.REPLY, seqid)
+            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
             oprot.trans.write(pieces.SUCCESS + body + pieces.STOP)
             oprot.writeMessageEnd()
             oprot.trans.flush()
             return
-        oprot.writeMessageBegin(pieces.CALL, kind, seqid)
+        oprot.writeMessageBegin(name, kind, seqid)
         result.write(oprot)
         oprot.writeMessageEnd()
         oprot.trans.flush()

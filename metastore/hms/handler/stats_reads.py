@@ -1,12 +1,15 @@
 """Calls that read column statistics: the single-object getters, the batch *_req reads
 (one SQL query each) and get_aggr_stats_for. The reads are the core's
-(metastore.stats.reads); the answers are built by metastore.hms.answers."""
+(metastore.stats.reads); the answers are built by metastore.hms.answers, and those of the
+*_req reads encoded straight from the rows (metastore.hms.stats_wire)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.orm import Session
+from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import pieces
@@ -17,6 +20,14 @@ from metastore.stats import reads
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
 from metastore.stats.rows import as_row
 from metastore.store import lookup
+
+Result = TypeVar("Result", t.TableStatsResult, t.PartitionsStatsResult)
+
+
+def _decoded(result: Result, encoded: bytes) -> Result:
+    """RESULT (an empty struct) read from its ENCODED bytes."""
+    result.read(TBinaryProtocolAccelerated(TMemoryBuffer(encoded)))
+    return result
 
 
 def _target(request: Any, with_partitions: bool) -> reads.StatsTarget:
@@ -78,36 +89,51 @@ class StatisticsReads(ServiceBase):
         )
         return self.answers.column_statistics(desc, row)
 
+    # The server's processor sends these two answers as encoded here, from the rows
+    # (metastore.hms.stats_wire); the calls decode them, for callers in process.
+
     @call(write=False)
     def get_table_statistics_req(
         self, s: Session, request: t.TableStatsRequest
     ) -> t.TableStatsResult:
-        rows = reads.table_statistics(s, _target(request, with_partitions=False))
-        return t.TableStatsResult(tableStats=[self.answers.stats_obj(r) for r in rows])
+        return _decoded(t.TableStatsResult(), self._table_statistics(s, request))
 
     @call(write=False)
     def get_partitions_statistics_req(
         self, s: Session, request: t.PartitionsStatsRequest
     ) -> t.PartitionsStatsResult:
-        rows = reads.partition_statistics(s, _target(request, with_partitions=True))
-        result: dict[str, list[t.ColumnStatisticsObj]] = {}
-        for row in rows:
-            result.setdefault(row[0], []).append(self.answers.stats_obj(row[1:]))
-        return t.PartitionsStatsResult(partStats=result)
+        encoded = pieces.whole(s, _target(request, with_partitions=True), self.answers.encoder)
+        return _decoded(t.PartitionsStatsResult(), encoded)
+
+    def _table_statistics(self, s: Session, request: t.TableStatsRequest) -> bytes:
+        rows = reads.table_statistics(s, _target(request, with_partitions=False))
+        return self.answers.encoder.table_result(rows)
+
+    def table_statistics_encoded(self, request: t.TableStatsRequest) -> bytes:
+        """The answer of get_table_statistics_req to REQUEST, encoded (the result's
+        TableStatsResult): the same operation as the call, with its errors."""
+        return self.operations.run(
+            "get_table_statistics_req",
+            lambda s: self._table_statistics(s, request),
+            write=False,
+        )
 
     def partitions_statistics_encoded(
-        self, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
+        self, request: t.PartitionsStatsRequest, cache: AnswerCache | None, variant: str
     ) -> bytes:
         """The answer of get_partitions_statistics_req to REQUEST, encoded (the result's
         PartitionsStatsResult), rebuilt from the parts of earlier answers CACHE keeps
-        (metastore.hms.pieces): the same operation as the call, with its errors."""
-        return self.operations.run(
-            pieces.CALL,
-            lambda s: pieces.answer(
-                s, _target(request, with_partitions=True), cache, variant, self.answers.stats_obj
-            ),
-            write=False,
-        )
+        (metastore.hms.pieces), read whole without one: the same operation as the call,
+        with its errors."""
+        encoder = self.answers.encoder
+
+        def answer(s: Session) -> bytes:
+            target = _target(request, with_partitions=True)
+            if cache is None:
+                return pieces.whole(s, target, encoder)
+            return pieces.answer(s, target, cache, variant, encoder)
+
+        return self.operations.run(pieces.CALL, answer, write=False)
 
     @call(write=False)
     def get_aggr_stats_for(self, s: Session, request: t.PartitionsStatsRequest) -> t.AggrStats:

@@ -57,7 +57,8 @@ _ENTRY_OVERHEAD = 200
 @dataclasses.dataclass(frozen=True)
 class _Entry:
     versions: Versions
-    body: bytes
+    body: object
+    """An encoded answer (bytes), or a part of answers (metastore.hms.aggr_pieces)."""
     size: int
 
 
@@ -89,6 +90,11 @@ class AnswerCache:
     def lookup(self, key: Key, versions: Versions) -> bytes | None:
         """The answer stored under KEY when it was read at VERSIONS (counted as a hit), else
         None (a miss)."""
+        body = self.lookup_object(key, versions)
+        return body if isinstance(body, bytes) else None
+
+    def lookup_object(self, key: Key, versions: Versions) -> object | None:
+        """As `lookup`, for what `store_object` keeps."""
         with self._lock:
             entry = self._entries.get(key)
             if entry is not None and entry.versions == versions:
@@ -100,7 +106,12 @@ class AnswerCache:
 
     def store(self, key: Key, versions: Versions, body: bytes) -> None:
         """Keep BODY, read at VERSIONS, under KEY, unless the stored answer is newer."""
-        size = len(key[2]) + len(body) + _ENTRY_OVERHEAD
+        self.store_object(key, versions, body, len(body))
+
+    def store_object(self, key: Key, versions: Versions, body: object, size: int) -> None:
+        """As `store`, for a BODY other than an encoded answer, of about SIZE bytes (what
+        the cache counts against its size)."""
+        size += len(key[2]) + _ENTRY_OVERHEAD
         if size > self.max_bytes:
             return
         with self._lock:

@@ -15,7 +15,7 @@ from thrift.transport.TTransport import TTransportException
 from hive_metastore_thrift import ThriftHiveMetastore
 from hive_metastore_thrift.ttypes import MetaException, NoSuchObjectException
 from metastore.access import Right, current_connection
-from metastore.hms import cache, pieces
+from metastore.hms import aggr_pieces, cache, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.store import versions
@@ -78,6 +78,8 @@ class Processor(ThriftHiveMetastore.Processor):
             "get_table_statistics_req": Processor._table_statistics,
             pieces.CALL: Processor._partitions_statistics,
         }
+        if cache is not None:  # answers rebuilt by the partitions that changed
+            self._processMap[aggr_pieces.CALL] = Processor._aggr_stats
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
@@ -160,6 +162,20 @@ class Processor(ThriftHiveMetastore.Processor):
         self._rebuilt(
             pieces.CALL,
             lambda request: handler.partitions_statistics_encoded(request, cache, variant),
+            seqid,
+            iprot,
+            oprot,
+        )
+
+    def _aggr_stats(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
+        """get_aggr_stats_for rebuilt from the partitions and runs of partitions the cache
+        keeps (metastore.hms.aggr_pieces)."""
+        handler: Handler = self._handler
+        cache, variant = self._cache, self._variant
+        assert cache is not None
+        self._rebuilt(
+            aggr_pieces.CALL,
+            lambda request: handler.aggr_stats_encoded(request, cache, variant),
             seqid,
             iprot,
             oprot,

@@ -346,12 +346,18 @@ def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Selec
 
 
 def partition_stats_by_ids(
-    s: Session, part_ids: Sequence[int], columns: Sequence[str], engine: str
+    s: Session,
+    part_ids: Sequence[int],
+    columns: Sequence[str],
+    engine: str,
+    *,
+    with_row_counts: bool = False,
 ) -> list[tuple[Any, ...]]:
     """Statistics rows of some columns of the partitions PART_IDS, in one statement on the
     driver, ordered by partition id and column name, each with the versions they were read
     at: PART_ID, the partition's version (None for none), its table's VERSION,
-    PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then STATS_COLUMNS. A
+    PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then STATS_COLUMNS, then
+    with WITH_ROW_COUNTS the partition's numRows parameter (as partition_stats_by_name). A
     partition without such rows has one row whose COLUMN_NAME is None; one that does not
     exist, none."""
     if not part_ids or not columns:
@@ -362,16 +368,16 @@ def partition_stats_by_ids(
         "ids": lists.values(dialect, part_ids),
         "columns": lists.values(dialect, columns),
     }
-    rows = driver_rows(s, _partition_stats_by_ids_query(dialect), params)
-    return [_with_bytes(row, start=5) for row in rows]
+    query = _partition_stats_by_ids_query(dialect, with_row_counts)
+    return [_with_bytes(row, start=5) for row in driver_rows(s, query, params)]
 
 
 @functools.cache
-def _partition_stats_by_ids_query(dialect: str) -> Select[Any]:
+def _partition_stats_by_ids_query(dialect: str, with_row_counts: bool) -> Select[Any]:
     stats = m.PartitionColumnStats.__table__
     c, p = stats.c, m.Partition.__table__.c
     pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
-    return (
+    query = (
         select(
             p.PART_ID,
             pv.c.VERSION,
@@ -391,4 +397,11 @@ def _partition_stats_by_ids_query(dialect: str) -> Select[Any]:
         )
         .where(lists.any_of(dialect, "ids")(p.PART_ID))
         .order_by(p.PART_ID, c.COLUMN_NAME)
+    )
+    if not with_row_counts:
+        return query
+    params = m.PartitionParam.__table__.c
+    return query.add_columns(params.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
+        m.PartitionParam.__table__,
+        (params.PART_ID == p.PART_ID) & (params.PARAM_KEY == "numRows"),
     )

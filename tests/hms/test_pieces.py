@@ -10,6 +10,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import RunningServer, connect
 from hypothesis import HealthCheck, given, settings
@@ -19,7 +20,8 @@ from thrift.Thrift import TApplicationException
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
-from metastore.hms import pieces
+from metastore.hms import aggr_pieces, pieces
+from metastore.sketches.hll import HyperLogLog
 
 COLUMNS = fields(
     ("b", "boolean"),
@@ -41,7 +43,8 @@ def _decimal(unscaled: int) -> t.Decimal:
 
 def every_kind(n: int, sketches: bool = True) -> list[t.ColumnStatisticsObj]:
     """Statistics of every kind for COLUMNS, varied by N; with SKETCHES, bit vectors."""
-    bits = b"HL" + bytes([n % 256]) * 6 if sketches else None
+    readable = HyperLogLog(12).add_longs(np.arange(n, n * 3 + 2)).to_bytes()
+    bits = (readable if n % 3 else b"HL" + bytes([n % 256]) * 6) if sketches else None
     d: Any = t.ColumnStatisticsData  # generated, untyped
     data = [
         d(booleanStats=t.BooleanColumnStatsData(numTrues=n, numFalses=n + 1, numNulls=2)),
@@ -60,6 +63,15 @@ def every_kind(n: int, sketches: bool = True) -> list[t.ColumnStatisticsObj]:
     return [
         t.ColumnStatisticsObj(f.name, f.type, value) for f, value in zip(COLUMNS, data, strict=True)
     ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def short_runs() -> Iterator[None]:
+    """Runs of two partitions in get_aggr_stats_for's answers, so that an answer has
+    several."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(aggr_pieces, "RUN_LENGTH", 2)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -92,10 +104,10 @@ def _make(client: Client, db: str) -> None:
         client.update_partition_column_statistics(column_stats(db, "t", every_kind(n), f"ds={v}"))
 
 
-def _counts(server: RunningServer) -> tuple[int, int]:
+def _counts(server: RunningServer, name: str = pieces.PIECE) -> tuple[int, int]:
     cache = server.server.cache
     assert cache is not None
-    return cache.counters.hits[pieces.PIECE], cache.counters.misses[pieces.PIECE]
+    return cache.counters.hits[name], cache.counters.misses[name]
 
 
 def test_after_a_write_only_the_partition_written_is_read_again(
@@ -122,6 +134,30 @@ def test_after_a_write_only_the_partition_written_is_read_again(
     a.alter_partition(db, "t", partition(db, "t", [VALUES[2]], parameters={"k": "v"}))
     assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
     assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses + 1 + len(VALUES))
+    plain.drop_database(db, True, True)
+
+
+def test_after_a_write_only_the_run_of_the_partition_written_is_merged_again(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+) -> None:
+    db = f"aggr_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = t.PartitionsStatsRequest(
+        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
+    )
+    assert b.get_aggr_stats_for(request) == plain.get_aggr_stats_for(request)
+    runs = len(VALUES) // aggr_pieces.RUN_LENGTH
+    assert runs == 3
+    parts, merged = _counts(servers[1], aggr_pieces.PIECE), _counts(servers[1], aggr_pieces.RUN)
+    # A write through the other server: server b reads the one partition again, and merges
+    # its run again from its partitions (the other kept: a hit).
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(41), f"ds={VALUES[1]}"))
+    after = b.get_aggr_stats_for(request)
+    assert after == plain.get_aggr_stats_for(request)
+    assert {o.colName: o for o in after.colStats}["i"].statsData.longStats.highValue == 41
+    assert _counts(servers[1], aggr_pieces.PIECE) == (parts[0] + 1, parts[1] + 1)
+    assert _counts(servers[1], aggr_pieces.RUN) == (merged[0] + runs - 1, merged[1] + 1)
     plain.drop_database(db, True, True)
 
 
@@ -173,11 +209,11 @@ def _change(change: Callable[[Client, str, int], Any], client: Client, v: str, n
         pass
 
 
-def _read(client: Client, db: str, n: int, names: list[str]) -> Any:
+def _read(client: Client, db: str, n: int, names: list[str], call: str) -> Any:
     columns = [f.name for i, f in enumerate(COLUMNS) if (n >> i) & 1 or n % 5 == 0]
     request = t.PartitionsStatsRequest(db, "t", columns, names)
     try:
-        return client.get_partitions_statistics_req(request)
+        return getattr(client, call)(request)
     except TApplicationException:
         raise
     except Exception as e:  # the IDL's exceptions: the same through every server
@@ -216,7 +252,9 @@ def test_answers_rebuilt_by_partition_are_those_without_a_cache(
             _change(changes[name], client, value, number)
             continue
         names = [f"ds={v}" for v in read]
-        for _ in range(2):  # the second from memory when nothing changed between
-            answer = _read(client, db, number, names)
-            assert answer == _read(plain, db, number, names), f"through server {server}: {steps}"
+        for call in (pieces.CALL, aggr_pieces.CALL):
+            for _ in range(2):  # the second from memory when nothing changed between
+                answer = _read(client, db, number, names, call)
+                expected = _read(plain, db, number, names, call)
+                assert answer == expected, f"{call} through server {server}: {steps}"
     plain.drop_database(db, True, True)

@@ -12,7 +12,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
-from metastore.hms import pieces
+from metastore.hms import aggr_pieces, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
@@ -144,4 +144,23 @@ class StatisticsReads(ServiceBase):
         )
         return t.AggrStats(
             colStats=[self.answers.stats_obj(as_row(row)) for row in merged], partsFound=found
+        )
+
+    def aggr_stats_encoded(
+        self, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
+    ) -> bytes:
+        """The answer of get_aggr_stats_for to REQUEST, encoded (the result's AggrStats),
+        rebuilt from the partitions and runs of partitions CACHE keeps
+        (metastore.hms.aggr_pieces): the same operation as the call, with its errors."""
+        return self.operations.run(
+            aggr_pieces.CALL,
+            lambda s: aggr_pieces.answer(
+                s,
+                _target(request, with_partitions=True),
+                cache,
+                variant,
+                self.answers.stats_obj,
+                self.settings.fetch_histogram,
+            ),
+            write=False,
         )

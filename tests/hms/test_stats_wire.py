@@ -1,25 +1,35 @@
 """Statistics answers encoded from their rows (metastore.hms.stats_wire) are byte for byte
 what the generated code writes for the structs stats_obj builds of the same rows: every
 kind of statistics with every field known or unknown, with and without the sketches the
-settings return, extreme and unusual values, and the answers around them."""
+settings return, extreme and unusual values, and the answers around them; and a server
+without the cache of answers sends, on each backend, the structs of the rows it keeps."""
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Sequence
+from decimal import Decimal
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
+from conftest import RunningServer, connect
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from metadata_builders import column_stats, database, fields, partition, table
+from sqlalchemy.orm import Session
 from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
+from metastore.config import Settings
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.hms.structs.statistics import stats_obj
+from metastore.stats import reads
 from metastore.stats.rows import STATS_COLUMNS, StatsRow, as_row, empty_row
+from metastore.thrift_stats import make_union, thrift_decimal
 from metastore.vocabulary import Kind
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
@@ -237,3 +247,87 @@ def test_answers_are_those_of_the_generated_code(count: int) -> None:
         for name in by_name
     ]
     assert partitions_map([b"", *entries, b""]) == expected
+
+
+# ------------------------------------------------------------------------------------------
+# Through a server
+
+
+@pytest.fixture(scope="module")
+def plain(migrated_url: str) -> Iterator[RunningServer]:
+    """A server without the cache of answers, returning sketches."""
+    running = RunningServer(
+        migrated_url, Settings(fetch_bitvector=True, fetch_histogram=True, cache_size=0)
+    )
+    yield running
+    running.stop()
+
+
+def _objs(n: int) -> list[t.ColumnStatisticsObj]:
+    """Statistics of every kind, varied by N, some fields and sketches unset."""
+    bits = bytes(range(n, n + 40)) if n % 2 else None
+    histogram = b"KLL" * n if n % 3 else None
+    low, high = (-n, n * 1000) if n % 4 else (None, None)
+    decimal = "-" + "9" * 30 + ".25"
+    data: dict[Kind, Any] = {
+        Kind.BOOLEAN: t.BooleanColumnStatsData(n, n + 1, 2, bits),
+        Kind.LONG: t.LongColumnStatsData(low, high, 1, n + 1, bits, histogram),
+        Kind.DOUBLE: t.DoubleColumnStatsData(-n / 3, None, 0, n + 2, bits, histogram),
+        Kind.STRING: t.StringColumnStatsData(n + 3, 4.25, 1, n + 1, bits),
+        Kind.BINARY: t.BinaryColumnStatsData(n + 7, 3.5, 0, bits),
+        Kind.DECIMAL: t.DecimalColumnStatsData(
+            thrift_decimal(Decimal(decimal)), None, 0, n, bits, histogram
+        ),
+        Kind.DATE: t.DateColumnStatsData(
+            None if low is None else t.Date(19_000 + low), t.Date(19_000), 0, n, bits, histogram
+        ),
+        Kind.TIMESTAMP: t.TimestampColumnStatsData(
+            t.Timestamp(1_700_000_000), None, 3, n, bits, histogram
+        ),
+    }
+    return [
+        t.ColumnStatisticsObj(f"é_{kind.value}", TYPES[kind], make_union(kind, stats))
+        for kind, stats in data.items()
+    ]
+
+
+def test_a_server_sends_the_structs_of_its_rows(plain: RunningServer, store: sa.Engine) -> None:
+    client, transport = connect(plain.port)
+    db = f"wire_{uuid.uuid4().hex[:10]}"
+    cols = fields(*((f"é_{kind.value}", TYPES[kind]) for kind in Kind))
+    names = [c.name for c in cols]
+    values = ["2024-01-01", "ü x", "2024-01-03", "2024-01-04", "2024-01-05"]
+    client.create_database(database(db))
+    client.create_table(table(db, "u", cols=cols))
+    client.create_table(table(db, "t", keys=fields(("ds", "string")), cols=cols))
+    client.add_partitions([partition(db, "t", [v]) for v in values])
+    client.update_table_column_statistics(column_stats(db, "u", _objs(5)))
+    for n, v in enumerate(values[:-1]):  # the last partition has no statistics
+        client.update_partition_column_statistics(column_stats(db, "t", _objs(n), f"ds={v}"))
+    parts = [f"ds={v}" for v in values]
+    got_table = client.get_table_statistics_req(t.TableStatsRequest(db, "u", names))
+    got_parts = client.get_partitions_statistics_req(
+        t.PartitionsStatsRequest(db, "t", names, parts)
+    )
+    transport.close()
+
+    def obj(row: Sequence[Any]) -> t.ColumnStatisticsObj:
+        return stats_obj(row, fetch_bitvector=True, fetch_histogram=True)
+
+    with Session(store) as s:
+        target = reads.target(
+            db, "u", names, None, catalog=None, engine=None, with_partitions=False
+        )
+        table_rows = reads.table_statistics(s, target)
+        target = reads.target(
+            db, "t", names, parts, catalog=None, engine=None, with_partitions=True
+        )
+        part_rows = reads.partition_statistics(s, target)
+    assert len(table_rows) == len(Kind) and len(part_rows) == len(Kind) * 4
+    assert got_table == t.TableStatsResult(tableStats=[obj(row) for row in table_rows])
+    by_name: dict[str, list[t.ColumnStatisticsObj]] = {}
+    for row in part_rows:
+        by_name.setdefault(row[0], []).append(obj(row[1:]))
+    assert got_parts == t.PartitionsStatsResult(partStats=by_name)
+    long_stats = {o.colName: o for o in got_parts.partStats["ds=ü x"]}["é_long"].statsData
+    assert long_stats.longStats.bitVectors == bytes(range(1, 41))

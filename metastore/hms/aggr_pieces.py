@@ -12,13 +12,19 @@ of one partition, its run is merged again from its partitions' rows, and the ans
 the runs' summaries: exactly the merge of every partition's rows (tested against a server
 without a cache).
 
-A read takes two statements, as pieces' does: the partitions' versions, then the rows of
-those whose rows are not kept, with the versions they were read at (the answer is read whole
-when these differ: a change committed between the two).
+Which partitions changed is told by one statement, as the read of a whole answer takes one:
+the partitions of a request as last read are Held (their ids and versions, and the table's
+version they were current at), and the statement reads the table's versions and the rows of
+its partitions whose version is above that (metastore.store.versions: a change to a
+partition gives it a version above every version before). When the table's PARTS_VERSION
+moved (any change but to statistics), or nothing is held, the partitions' versions are read,
+then the rows of those not kept, with the versions they were read at (the answer is read
+whole when these differ: a change committed between the two).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -27,7 +33,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
-from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms.cache import AnswerCache, Key, Versions
 from metastore.stats import queries, reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
 from metastore.store import versions
@@ -35,6 +41,7 @@ from metastore.store import versions
 CALL = "get_aggr_stats_for"
 PIECE = f"{CALL} (a partition)"
 RUN = f"{CALL} (a run of partitions)"
+HELD = f"{CALL} (the partitions held)"
 """The names the cache counts the parts of its answers under."""
 RUN_LENGTH = 16
 """Partitions in a run: about the square root of the 200 of a large answer, so that after a
@@ -42,6 +49,21 @@ write the merge of a run and that of the runs cost about the same."""
 
 _ROW_BYTES = 200
 """Bytes a row costs in the cache besides its sketches (its tuple and values)."""
+
+Rows = tuple[tuple[Any, ...], ...]
+"""A partition's rows, as partition_stats_by_name's with row counts: PART_NAME, the
+statistics columns, NUM_ROWS."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """The partitions of an answer as read: of table TBL_ID, current at its VERSION and
+    PARTS_VERSION, each (PART_NAME, PART_ID, its version) in the answer's order."""
+
+    tbl_id: int
+    version: int
+    parts_version: int
+    partitions: tuple[tuple[str, int, int], ...]
 
 
 def encoded(merged: Sequence[StatsRow], found: int, stats_obj: Callable[[Any], Any]) -> bytes:
@@ -56,6 +78,30 @@ def encoded(merged: Sequence[StatsRow], found: int, stats_obj: Callable[[Any], A
 def _size(rows: Sequence[Sequence[Any]]) -> int:
     at = 1 + BIT_VECTOR, 1 + HISTOGRAM
     return sum(_ROW_BYTES + len(row[at[0]] or b"") + len(row[at[1]] or b"") for row in rows)
+
+
+class _Parts:
+    """The keys of the parts of the answers of one shape (the columns, the engine and the
+    server's settings that change answers) in CACHE."""
+
+    def __init__(self, cache: AnswerCache, shape: str) -> None:
+        self.cache = cache
+        self.shape = shape
+
+    def table(self, held: Held) -> tuple[str, str, str]:
+        return ("", self.shape, str(held.tbl_id))
+
+    def piece(self, part_id: int) -> Key:
+        return (PIECE, self.shape, str(part_id).encode())
+
+    def run(self, chunk: Sequence[tuple[str, int, int]]) -> Key:
+        return (RUN, self.shape, ",".join(str(part_id) for _, part_id, _ in chunk).encode())
+
+    def piece_versions(self, held: Held, version: int) -> Versions:
+        return {self.table(held): (held.parts_version, version)}
+
+    def run_versions(self, held: Held, chunk: Sequence[tuple[str, int, int]]) -> Versions:
+        return self.piece_versions(held, max(version for _, _, version in chunk))
 
 
 def answer(
@@ -76,93 +122,143 @@ def answer(
 
     if not target.columns or not target.partitions:
         return whole()
-    found = versions.partition_versions(
-        s, target.catalog, target.db, target.table, target.partitions
-    )
-    if found is None or not found.usable:
-        return whole()
-    shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
-    table_key = ("", shape, str(found.tbl_id))
-    parts_version = found.parts_version or 0
-    chunks = [
-        found.partitions[start : start + RUN_LENGTH]
-        for start in range(0, len(found.partitions), RUN_LENGTH)
-    ]
-
-    def run_key(chunk: Sequence[tuple[str, int, int]]) -> tuple[str, str, bytes]:
-        return (RUN, shape, ",".join(str(part_id) for _, part_id, _ in chunk).encode())
-
-    def run_versions(chunk: Sequence[tuple[str, int, int]]) -> Versions:
-        return {table_key: (parts_version, max(version for _, _, version in chunk))}
-
-    def piece_key(part_id: int) -> tuple[str, str, bytes]:
-        return (PIECE, shape, str(part_id).encode())
-
-    runs: list[summaries.Run | None] = []
-    for chunk in chunks:
-        kept = cache.lookup_object(run_key(chunk), run_versions(chunk))
-        runs.append(kept if isinstance(kept, summaries.Run) else None)
-    rows: dict[int, tuple[Any, ...]] = {}
-    missing: list[int] = []
-    for chunk, run in zip(chunks, runs, strict=True):
-        if run is not None:
-            continue
-        for _, part_id, version in chunk:
-            kept = cache.lookup_object(piece_key(part_id), {table_key: (parts_version, version)})
-            if isinstance(kept, tuple):
-                rows[part_id] = kept
-            else:
-                missing.append(part_id)
-    if missing:
-        read = _read(s, target, found, missing)
+    parts = _Parts(cache, f"{variant}|{target.engine}|{','.join(target.columns)}")
+    names = "\x00".join([target.catalog, target.db, target.table, *target.partitions])
+    held_key = (HELD, parts.shape, names.encode())
+    asked = len(target.columns)
+    held = cache.lookup_object(held_key, {})
+    runs: list[summaries.Run] | None = None
+    if isinstance(held, Held):
+        since = _since(s, target, held)
+        if since is not None:
+            held, fresh = since
+            runs = _runs(held, fresh, parts, asked)
+    if runs is None:  # nothing held, not usable, or parts of it evicted
+        found = versions.partition_versions(
+            s, target.catalog, target.db, target.table, target.partitions
+        )
+        if found is None or not found.usable:
+            return whole()
+        partitions = tuple(found.partitions)
+        held = Held(found.tbl_id, found.version or 0, found.parts_version or 0, partitions)
+        missing = _missing(held, parts)
+        read = _read(s, target, held, missing) if missing else {}
         if read is None:  # changed since the first statement: read the answer whole
             return whole()
-        expected = {part_id: version for _, part_id, version in found.partitions}
-        for part_id, part_rows in read.items():
-            versions_: Versions = {table_key: (parts_version, expected[part_id])}
-            cache.store_object(piece_key(part_id), versions_, part_rows, _size(part_rows))
-        rows.update(read)
-    asked = len(target.columns)
-    for i, chunk in enumerate(chunks):
-        if runs[i] is not None:
+        runs = _runs(held, read, parts, asked)
+        assert runs is not None  # every partition's rows are kept or read
+    assert isinstance(held, Held)
+    cache.store_object(held_key, {}, held, _ROW_BYTES + 50 * len(held.partitions))
+    merged = summaries.merge_runs(runs, len(target.partitions), target.where, merge_histograms)
+    return encoded(*merged, stats_obj)
+
+
+def _chunks(held: Held) -> list[tuple[tuple[str, int, int], ...]]:
+    """The runs of the partitions HELD."""
+    partitions = held.partitions
+    return [partitions[i : i + RUN_LENGTH] for i in range(0, len(partitions), RUN_LENGTH)]
+
+
+def _kept_rows(held: Held, parts: _Parts, part_id: int, version: int) -> Rows | None:
+    kept = parts.cache.lookup_object(parts.piece(part_id), parts.piece_versions(held, version))
+    return kept if isinstance(kept, tuple) else None
+
+
+def _missing(held: Held, parts: _Parts) -> list[int]:
+    """The ids of the partitions HELD whose rows `_runs` needs and PARTS does not keep."""
+    missing = []
+    for chunk in _chunks(held):
+        if parts.cache.lookup_object(parts.run(chunk), parts.run_versions(held, chunk)) is None:
+            missing += [p for _, p, v in chunk if _kept_rows(held, parts, p, v) is None]
+    return missing
+
+
+def _runs(
+    held: Held, fresh: dict[int, Rows], parts: _Parts, asked: int
+) -> list[summaries.Run] | None:
+    """The Runs of the partitions HELD, from those PARTS keeps and the rows FRESH (read now,
+    kept here); None when the rows of a partition are needed and neither kept nor fresh."""
+    cache = parts.cache
+    if fresh:
+        of = {part_id: version for _, part_id, version in held.partitions}
+        for part_id, read in fresh.items():
+            versions_ = parts.piece_versions(held, of[part_id])
+            cache.store_object(parts.piece(part_id), versions_, read, _size(read))
+    runs: list[summaries.Run] = []
+    for chunk in _chunks(held):
+        run = cache.lookup_object(parts.run(chunk), parts.run_versions(held, chunk))
+        if isinstance(run, summaries.Run):
+            runs.append(run)
             continue
-        parts = [rows[part_id] for _, part_id, _ in chunk]
-        run = summaries.run_of(parts, asked)
-        size = sum(_size(part) for part in parts) + _ROW_BYTES * len(run.columns)
-        cache.store_object(run_key(chunk), run_versions(chunk), run, size)
-        runs[i] = run
-    merged, parts_found = summaries.merge_runs(
-        [run for run in runs if run is not None],
-        len(target.partitions),
-        target.where,
-        merge_histograms,
+        members = []
+        for _, part_id, version in chunk:
+            rows = fresh.get(part_id)
+            if rows is None:
+                rows = _kept_rows(held, parts, part_id, version)
+            if rows is None:
+                return None
+            members.append(rows)
+        run = summaries.run_of(members, asked)
+        size = sum(_size(rows) for rows in members) + _ROW_BYTES * len(run.columns)
+        cache.store_object(parts.run(chunk), parts.run_versions(held, chunk), run, size)
+        runs.append(run)
+    return runs
+
+
+def _partition_rows(name: str, rows: Sequence[tuple[Any, ...]], at: int) -> Rows:
+    """A partition's Rows, named NAME, from ROWS whose statistics columns begin at AT."""
+    return tuple((name, *row[at:]) for row in rows if row[at + COLUMN_NAME] is not None)
+
+
+def _since(
+    s: Session, target: reads.StatsTarget, held: Held
+) -> tuple[Held, dict[int, Rows]] | None:
+    """HELD brought to the table's current version, with the rows of its partitions that
+    changed since, in one statement; None when the partitions' versions no longer tell
+    what changed (any change but to statistics, or by another writer)."""
+    rows = queries.partition_stats_changed_since(
+        s, held.tbl_id, held.version, target.columns, target.engine, with_row_counts=True
     )
-    return encoded(merged, parts_found, stats_obj)
+    if not rows:
+        return None
+    version, parts_version, seen = rows[0][:3]
+    if version is None or seen != version or (parts_version or 0) != held.parts_version:
+        return None
+    by_part: dict[int, list[tuple[Any, ...]]] = {}
+    moved: dict[int, int] = {}
+    for row in rows:
+        if row[3] is not None:
+            by_part.setdefault(row[3], []).append(row)
+            moved[row[3]] = row[4]
+    partitions = tuple((n, p, moved.get(p, v)) for n, p, v in held.partitions)
+    names = {part_id: name for name, part_id, _ in held.partitions}
+    fresh = {
+        part_id: _partition_rows(names[part_id], part_rows, 5)
+        for part_id, part_rows in by_part.items()
+        if part_id in names
+    }
+    return Held(held.tbl_id, version, held.parts_version, partitions), fresh
 
 
-def _read(
-    s: Session,
-    target: reads.StatsTarget,
-    found: versions.PartitionVersions,
-    part_ids: Sequence[int],
-) -> dict[int, tuple[Any, ...]] | None:
-    """The rows of the partitions PART_IDS (as partition_stats_by_name's with row counts:
-    PART_NAME, the statistics, NUM_ROWS), by id; None when they were not read at the
-    versions FOUND (changed since, or dropped)."""
+def _read(s: Session, target: reads.StatsTarget, held: Held, part_ids: Sequence[int]) -> Any:
+    """The Rows of the partitions PART_IDS by id; None when they were not read at the
+    versions HELD (changed since, or dropped)."""
     rows = queries.partition_stats_by_ids(
         s, part_ids, target.columns, target.engine, with_row_counts=True
     )
-    expected = {part_id: version for _, part_id, version in found.partitions}
-    names = {part_id: name for name, part_id, _ in found.partitions}
-    tables = (found.version, found.parts_version, found.version)
+    expected = {part_id: version for _, part_id, version in held.partitions}
+    names = {part_id: name for name, part_id, _ in held.partitions}
+    tables = (held.version, held.parts_version, held.version)
     by_part: dict[int, list[tuple[Any, ...]]] = {}
     for row in rows:
         part_id, part_version, version, parts_version, seen = row[:5]
-        if (version, parts_version, seen) != tables or (part_version or 0) != expected[part_id]:
+        current = (version, parts_version or 0, seen)
+        if current != tables or (part_version or 0) != expected[part_id]:
             return None
-        part_rows = by_part.setdefault(part_id, [])
-        if row[5 + COLUMN_NAME] is not None:
-            part_rows.append((names[part_id], *row[5:]))
+        by_part.setdefault(part_id, []).append(row)
     if len(by_part) != len(part_ids):
         return None
-    return {part_id: tuple(part_rows) for part_id, part_rows in by_part.items()}
+    return {
+        part_id: _partition_rows(names[part_id], part_rows, 5)
+        for part_id, part_rows in by_part.items()
+    }

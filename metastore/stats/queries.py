@@ -20,6 +20,7 @@ from sqlalchemy import (
     delete,
     func,
     select,
+    true,
 )
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
@@ -404,4 +405,115 @@ def _partition_stats_by_ids_query(dialect: str, with_row_counts: bool) -> Select
     return query.add_columns(params.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
         m.PartitionParam.__table__,
         (params.PART_ID == p.PART_ID) & (params.PARAM_KEY == "numRows"),
+    )
+
+
+def partition_stats_changed_since(
+    s: Session,
+    tbl_id: int,
+    since: int,
+    columns: Sequence[str],
+    engine: str,
+    *,
+    with_row_counts: bool = False,
+) -> list[tuple[Any, ...]]:
+    """What changed in the statistics of table TBL_ID's partitions since its version SINCE,
+    in one statement on the driver: the table's VERSION, PARTS_VERSION and SEEN_VERSION
+    (metastore.store.versions), then the PART_ID and version of a partition whose version is
+    above SINCE, its STATS_COLUMNS of COLUMNS for ENGINE and, with WITH_ROW_COUNTS, its
+    numRows parameter; ordered by partition id and column name. A changed partition without
+    such rows has one row whose COLUMN_NAME is None; the table's versions alone (the rest
+    None) when no partition changed; no row when the table has no versions (or is gone)."""
+    dialect = s.get_bind().dialect.name
+    params = {
+        "tbl": tbl_id,
+        "since": since,
+        "engine": engine,
+        "columns": lists.values(dialect, columns),
+    }
+    query = _changed_since_query(dialect, with_row_counts)
+    return [_with_bytes(row, start=5) for row in driver_rows(s, query, params)]
+
+
+@functools.cache
+def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
+    """The statement of `partition_stats_changed_since` for DIALECT. On PostgreSQL the
+    statistics and row counts are joined LATERAL to the changed partitions, each subquery
+    kept apart by OFFSET 0 (which the planner does not flatten into one join): a plan made
+    once for every call (metastore.store.transactions) cannot tell that few partitions
+    changed, and hashed every statistics row of the database instead of finding those of
+    the changed partitions by index (4 ms for a table of 200 partitions x 20 columns)."""
+    stats, p = m.PartitionColumnStats.__table__, m.Partition.__table__
+    c, params = stats.c, m.PartitionParam.__table__.c
+    pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
+    of_columns = lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME)
+    if dialect == "postgresql":
+        changed: Any = (
+            select(p.c.PART_ID, pv.c.VERSION.label("PART_VERSION"))
+            .join(pv, pv.c.PART_ID == p.c.PART_ID)
+            .where(p.c.TBL_ID == tv.c.TBL_ID, pv.c.VERSION > bindparam("since"))
+            .offset(0)
+            .lateral("changed")
+        )
+        rows: Any = (
+            select(*_stats_columns(m.PartitionColumnStats))
+            .where(
+                c.PART_ID == changed.c.PART_ID,
+                c.ENGINE == bindparam("engine"),
+                of_columns,
+            )
+            .offset(0)
+            .lateral("rows")
+        )
+        counts: Any = (
+            select(params.PARAM_VALUE.label("NUM_ROWS"))
+            .where(params.PART_ID == changed.c.PART_ID, params.PARAM_KEY == "numRows")
+            .offset(0)
+            .lateral("counts")
+        )
+        query = (
+            select(
+                tv.c.VERSION,
+                tv.c.PARTS_VERSION,
+                tv.c.SEEN_VERSION,
+                changed.c.PART_ID,
+                changed.c.PART_VERSION,
+                *rows.c,
+            )
+            .select_from(tv)
+            .outerjoin(changed, true())
+            .outerjoin(rows, true())
+            .where(tv.c.TBL_ID == bindparam("tbl"))
+            .order_by(changed.c.PART_ID, rows.c.COLUMN_NAME)
+        )
+        return (
+            query.add_columns(counts.c.NUM_ROWS).outerjoin(counts, true())
+            if (with_row_counts)
+            else query
+        )
+    changed = (
+        select(
+            p.c.PART_ID,
+            pv.c.VERSION.label("PART_VERSION"),
+            *_stats_columns(m.PartitionColumnStats),
+        )
+        .select_from(p)
+        .join(pv, (pv.c.PART_ID == p.c.PART_ID) & (pv.c.VERSION > bindparam("since")))
+        .outerjoin(
+            stats, (c.PART_ID == p.c.PART_ID) & (c.ENGINE == bindparam("engine")) & of_columns
+        )
+        .where(p.c.TBL_ID == bindparam("tbl"))
+    )
+    if with_row_counts:
+        changed = changed.add_columns(params.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
+            m.PartitionParam.__table__,
+            (params.PART_ID == p.c.PART_ID) & (params.PARAM_KEY == "numRows"),
+        )
+    found = changed.subquery("changed")
+    return (
+        select(tv.c.VERSION, tv.c.PARTS_VERSION, tv.c.SEEN_VERSION, *found.c)
+        .select_from(tv)
+        .outerjoin(found, true())
+        .where(tv.c.TBL_ID == bindparam("tbl"))
+        .order_by(found.c.PART_ID, found.c.COLUMN_NAME)
     )

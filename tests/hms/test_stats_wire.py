@@ -305,11 +305,14 @@ def test_a_server_sends_the_structs_of_its_rows(plain: RunningServer, store: sa.
     for n, v in enumerate(values[:-1]):  # the last partition has no statistics
         client.update_partition_column_statistics(column_stats(db, "t", _objs(n), f"ds={v}"))
     parts = [f"ds={v}" for v in values]
-    got_table = client.get_table_statistics_req(t.TableStatsRequest(db, "u", names))
-    got_parts = client.get_partitions_statistics_req(
-        t.PartitionsStatsRequest(db, "t", names, parts)
-    )
+    table_request = t.TableStatsRequest(db, "u", names)
+    parts_request = t.PartitionsStatsRequest(db, "t", names, parts)
+    got_table = client.get_table_statistics_req(table_request)
+    got_parts = client.get_partitions_statistics_req(parts_request)
     transport.close()
+    # The handler's calls, for callers in process, decode what the server sends.
+    assert plain.handler.get_table_statistics_req(table_request) == got_table
+    assert plain.handler.get_partitions_statistics_req(parts_request) == got_parts
 
     def obj(row: Sequence[Any]) -> t.ColumnStatisticsObj:
         return stats_obj(row, fetch_bitvector=True, fetch_histogram=True)

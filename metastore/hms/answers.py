@@ -143,7 +143,17 @@ class Answers:
         """The Partition structs of the partitions of TABLE (of DB) that SELECTION (from
         pr.of_table) selects, ordered by PART_NAME in byte order (as HMS), at
         most LIMIT of them (None or negative: all)."""
-        rows = pr.partition_rows(s, selection, limit)
+        return self.partitions_of_rows(s, db, table, pr.partition_rows(s, selection, limit))
+
+    def partitions_of_rows(
+        self,
+        s: Session,
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
+        rows: Sequence[Any],
+    ) -> list[t.Partition]:
+        """The Partition structs of the partitions of TABLE (of DB) whose rows (as
+        pr.partition_rows gives them) are ROWS, in their order."""
         if not rows:
             return []
         below = pr.Below.of_partitions(s, rows)

@@ -25,6 +25,11 @@ server older than 0008, HMS's triggers in an adopted database), which moves no p
 versions: its partitions' versions are not used until colstats changes it again, which then
 moves PARTS_VERSION too.
 
+Two changes move their table's versions in their own statement instead of `bump`, each as
+`bump` would: a per-call write of statistics on PostgreSQL (the function of schema 0009,
+metastore.stats.one_statement), and an add of partitions on PostgreSQL
+(metastore.store.partition_add, which then unmarks its table: `moved`).
+
 Changes made with SQL outside colstats move no version: run such changes with the servers
 stopped (their caches are in memory), or restart them afterwards.
 """
@@ -90,6 +95,14 @@ def touch_partitions(s: Session, tbl_id: int, part_ids: Iterable[int]) -> None:
     its PARTS_VERSION does not (unless something else touches it)."""
     if s.info.get(_CHANGE):
         s.info.setdefault(_PARTITIONS, {}).setdefault(tbl_id, set()).update(part_ids)
+
+
+def moved(s: Session, tbl_id: int) -> None:
+    """Unmark table TBL_ID: the transaction of S gave it a new version (moving its
+    PARTS_VERSION) in the statement of its change, which changes nothing of it afterwards
+    (metastore.store.partition_add)."""
+    s.info.get(_TOUCHED, set()).discard(tbl_id)
+    s.info.get(_PARTITIONS, {}).pop(tbl_id, None)
 
 
 def bump(s: Session) -> None:

@@ -106,13 +106,13 @@ def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_
     running, client = server
     answers = running.handler.answers
     read_back: list[int] = []
-    original = answers.partitions_by_ids
+    original = answers.partitions_of_rows  # every answer of partitions is built there
 
-    def spied(s: Any, db: Any, table: Any, part_ids: Sequence[int]) -> list[t.Partition]:
-        read_back.append(len(part_ids))
-        return original(s, db, table, part_ids)
+    def spied(s: Any, db: Any, table: Any, rows: Sequence[Any]) -> list[t.Partition]:
+        read_back.append(len(rows))
+        return original(s, db, table, rows)
 
-    monkeypatch.setattr(answers, "partitions_by_ids", spied)
+    monkeypatch.setattr(answers, "partitions_of_rows", spied)
 
     def request(values: list[str], need_result: bool) -> t.AddPartitionsRequest:
         parts = [partition("adds", "t", [v]) for v in values]
@@ -122,8 +122,8 @@ def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_
     assert client.add_partitions([partition("adds", "t", [v]) for v in ["d", "e"]]) == 2
     assert read_back == []
     added = client.add_partitions_req(request(["f", "g"], True)).partitions
-    assert added == client.get_partitions_by_names("adds", "t", ["ds=f", "ds=g"])
     one = client.add_partition(partition("adds", "t", ["h"]))
-    assert one == client.get_partition("adds", "t", ["h"])
     assert read_back == [2, 1]
+    assert added == client.get_partitions_by_names("adds", "t", ["ds=f", "ds=g"])
+    assert one == client.get_partition("adds", "t", ["h"])
     assert client.get_partition_names("adds", "t", -1) == [f"ds={v}" for v in "abcdefgh"]

@@ -14,57 +14,22 @@ from typing import Any, NamedTuple
 import pytest
 import sqlalchemy as sa
 import stats_builders as sb
-from conftest import RunningServer, connect, empty_database
+from conftest import connect
 from core_builders import statement_count
 from driver_trace import DriverStatements
 from metadata_builders import Client, make_partitioned, table
-from thrift.Thrift import TException
+from two_backends import Servers, on_both, two_servers
 
 from hive_metastore_thrift import ttypes as t
-from metastore.config import Settings
 from metastore.stats import accurate
-from metastore.store import migrate
 
 pytestmark = pytest.mark.postgres
-
-Servers = dict[str, tuple[RunningServer, Client]]
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
-    """A server on SQLite and one on PostgreSQL, each on a new database, without the cache of
-    answers."""
-    out: Servers = {}
-    closers: list[Callable[[], object]] = []
-    databases = [
-        empty_database(backend, tmp_path_factory.mktemp(backend))
-        for backend in ("sqlite", "postgresql")
-    ]
-    try:
-        for backend, database in zip(("sqlite", "postgresql"), databases, strict=True):
-            url = next(database)
-            migrate.upgrade(url)
-            running = RunningServer(url, Settings(cache_size=0))
-            client, transport = connect(running.port)
-            closers += [transport.close, running.stop]
-            out[backend] = (running, client)
-        yield out
-    finally:
-        for close in reversed(closers):
-            close()
-        for database in databases:
-            next(database, None)
-
-
-def _both(servers: Servers, call: Callable[[Client], Any]) -> dict[str, Any]:
-    """What CALL answers (or raises: its type and message) on each server."""
-    out: dict[str, Any] = {}
-    for backend, (_, client) in servers.items():
-        try:
-            out[backend] = ("answer", call(client))
-        except TException as e:
-            out[backend] = (type(e).__name__, getattr(e, "message", str(e)))
-    return out
+    """A server on SQLite and one on PostgreSQL (two_backends)."""
+    yield from two_servers(tmp_path_factory.mktemp)
 
 
 def _rows(engine: sa.Engine, db: str) -> dict[str, list[tuple[Any, ...]]]:
@@ -263,11 +228,15 @@ def test_the_errors_are_those_of_the_general_path(servers: Servers, case: str, c
     if call == "update_table_column_statistics":
         part = None
     desc = t.ColumnStatisticsDesc(
-        isTblLevel=part is None, dbName=db_arg or db, tableName=table_name, partName=part
+        isTblLevel=part is None,
+        dbName=db_arg or db,
+        tableName=table_name,
+        partName=part,
+        lastAnalyzed=1_700_000_000,  # not the time of each server's write
     )
     stats = t.ColumnStatistics(statsDesc=desc, statsObj=objs)
     before = {b: (_rows(r.engine, db), _versions(r.engine, db)) for b, (r, _) in servers.items()}
-    answers = _both(servers, lambda client: WRITES[call](client, stats))
+    answers = on_both(servers, lambda client: WRITES[call](client, stats))
     assert answers["postgresql"] == answers["sqlite"]
     for backend, (running, _) in servers.items():
         if answers[backend][0] != "answer":

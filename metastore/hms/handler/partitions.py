@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sqlalchemy.orm import Session
 
@@ -23,9 +23,10 @@ from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import ServiceBase, properties
 from metastore.hms.structs import now
 from metastore.hms.structs import tables as table_structs
-from metastore.store import lookup, partition_rows
+from metastore.store import lookup, partition_add, partition_rows, versions
 from metastore.store import models as m
 from metastore.store.bulk import insert_all, insert_rows
+from metastore.store.partition_add import NewPartition
 from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.store.partition_filter import queries as filter_queries
 from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
@@ -39,6 +40,9 @@ class _Added(NamedTuple):
     db: m.Database | partition_rows.StoredDatabase
     table: m.Table | partition_rows.StoredTable
     part_ids: list[int]
+    rows: list[Any] | None
+    """Their rows as partition_rows reads them, in name order, when the add returned them
+    (metastore.store.partition_add)."""
 
 
 class PartitionCalls(ServiceBase):
@@ -91,65 +95,94 @@ class PartitionCalls(ServiceBase):
             if part_name in wanted and not if_not_exists:
                 raise t.AlreadyExistsException(f"partition {part_name} is given twice")
             wanted.setdefault(part_name, (part, values))
-        existing = set(partition_ids(s, table.TBL_ID, list(wanted)))
+        # A partition without a descriptor gets a copy of the table's.
+        copied = (
+            self.answers.table(s, db, table).sd
+            if any(p.sd is None for p, _ in wanted.values())
+            else None
+        )
+        table_cd = table_row[partition_rows.CD_ID] if table_row is not None else None
+        candidates = []
+        for name, (part, values) in wanted.items():
+            storage = table_structs.storage_rows(part.sd or copied)
+            if part.sd is None or not part.sd.location:
+                storage.sd.LOCATION = f"{base}/{name}" if base else None
+            create_time = part.createTime or now()
+            params = dict(part.parameters or {})
+            params.setdefault("transient_lastDdlTime", str(create_time))
+            location = storage.sd.LOCATION
+            existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
+            fast_stats.on_create(params, location, not existed, properties(context))
+            candidates.append(
+                NewPartition(name, create_time, part.lastAccessTime or 0, values, params, storage)
+            )
+        added = (
+            partition_add.add(s, table.TBL_ID, table_cd, candidates)
+            if s.get_bind().dialect.name == "postgresql"
+            else None
+        )
+        existing = (
+            set(added.existing)
+            if added is not None
+            else set(partition_ids(s, table.TBL_ID, list(wanted)))
+        )
         if existing and not if_not_exists:
             raise t.AlreadyExistsException(
                 f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
             )
-        new = [
-            (name, part, values) for name, (part, values) in wanted.items() if name not in existing
-        ]
-        # A partition without a descriptor gets a copy of the table's.
-        copied = (
-            self.answers.table(s, db, table).sd if any(p.sd is None for _, p, _ in new) else None
-        )
-        storages = []
-        for name, part, _ in new:
-            storage = table_structs.storage_rows(part.sd or copied)
-            if part.sd is None or not part.sd.location:
-                storage.sd.LOCATION = f"{base}/{name}" if base else None
-            storages.append(storage)
-        storage_by_part = {name: st for (name, _, _), st in zip(new, storages, strict=True)}
-        table_cd = table_row[partition_rows.CD_ID] if table_row is not None else None
-        sd_ids = insert_storages(s, storages, reuse_cd_ids=[table_cd])
+        new = [p for p in candidates if p.name not in existing]
+        if added is not None:
+            if added.part_ids:
+                versions.moved(s, table.TBL_ID)
+            part_ids = added.part_ids
+        else:
+            part_ids = self._insert_partitions(s, table.TBL_ID, table_cd, new)
+        refresh_partition_statistics(s, part_ids)
+        if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
+            for p in new:
+                on_commit(s, functools.partial(self.warehouse.make_folder, p.storage.sd.LOCATION))
+        return _Added(db, table, part_ids, added.rows if added is not None else None)
+
+    @staticmethod
+    def _insert_partitions(
+        s: Session, tbl_id: int, table_cd: int | None, new: Sequence[NewPartition]
+    ) -> list[int]:
+        """Insert the partitions NEW of table TBL_ID (its column list TABLE_CD), a few
+        statements per table written (metastore.store.partition_add does it in one on
+        PostgreSQL); their ids."""
+        sd_ids = insert_storages(s, [p.storage for p in new], reuse_cd_ids=[table_cd])
         rows = [
             {
-                "TBL_ID": table.TBL_ID,
-                "PART_NAME": name,
-                "CREATE_TIME": part.createTime or now(),
-                "LAST_ACCESS_TIME": part.lastAccessTime or 0,
+                "TBL_ID": tbl_id,
+                "PART_NAME": p.name,
+                "CREATE_TIME": p.create_time,
+                "LAST_ACCESS_TIME": p.last_access_time,
                 "SD_ID": sd_id,
             }
-            for (name, part, _), sd_id in zip(new, sd_ids, strict=True)
+            for p, sd_id in zip(new, sd_ids, strict=True)
         ]
         part_ids = insert_rows(s, m.Partition.__table__, rows)
         key_values, params_rows = [], []
-        for part_id, row, (name, part, values) in zip(part_ids, rows, new, strict=True):
+        for part_id, p in zip(part_ids, new, strict=True):
             key_values += [
                 {"PART_ID": part_id, "INTEGER_IDX": i, "PART_KEY_VAL": v}
-                for i, v in enumerate(values)
+                for i, v in enumerate(p.values)
             ]
-            params = dict(part.parameters or {})
-            params.setdefault("transient_lastDdlTime", str(row["CREATE_TIME"]))
-            location = storage_by_part[name].sd.LOCATION
-            existed = (path := warehouse.local_path(location)) is not None and path.is_dir()
-            fast_stats.on_create(params, location, not existed, properties(context))
             params_rows += [
-                {"PART_ID": part_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in params.items()
+                {"PART_ID": part_id, "PARAM_KEY": k, "PARAM_VALUE": v} for k, v in p.params.items()
             ]
         insert_all(s, m.PartitionKeyValue.__table__, key_values)
         insert_all(s, m.PartitionParam.__table__, params_rows)
-        refresh_partition_statistics(s, part_ids)
-        if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
-            for storage in storages:
-                on_commit(s, functools.partial(self.warehouse.make_folder, storage.sd.LOCATION))
-        return _Added(db, table, part_ids)
+        return part_ids
 
     def _as_stored(self, s: Session, added: _Added | None) -> list[t.Partition]:
-        """The partitions ADDED, read back as stored, in name order: only for the calls that
-        answer with them (the others would read and build a whole batch for nothing)."""
+        """The partitions ADDED as stored, in name order (built from the rows the add
+        returned, or read back): only for the calls that answer with them (the others would
+        read and build a whole batch for nothing)."""
         if added is None:
             return []
+        if added.rows is not None:
+            return self.answers.partitions_of_rows(s, added.db, added.table, added.rows)
         return self.answers.partitions_by_ids(s, added.db, added.table, added.part_ids)
 
     @call(write=True)

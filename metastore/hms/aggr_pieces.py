@@ -24,7 +24,6 @@ whole when these differ: a change committed between the two).
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,7 +32,9 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
+from metastore.hms import held as holding
 from metastore.hms.cache import AnswerCache, Key, Versions
+from metastore.hms.held import Held
 from metastore.stats import queries, reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
 from metastore.store import versions
@@ -53,17 +54,6 @@ _ROW_BYTES = 200
 Rows = tuple[tuple[Any, ...], ...]
 """A partition's rows, as partition_stats_by_name's with row counts: PART_NAME, the
 statistics columns, NUM_ROWS."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Held:
-    """The partitions of an answer as read: of table TBL_ID, current at its VERSION and
-    PARTS_VERSION, each (PART_NAME, PART_ID, its version) in the answer's order."""
-
-    tbl_id: int
-    version: int
-    parts_version: int
-    partitions: tuple[tuple[str, int, int], ...]
 
 
 def encoded(merged: Sequence[StatsRow], found: int, stats_obj: Callable[[Any], Any]) -> bytes:
@@ -98,7 +88,7 @@ class _Parts:
         return (RUN, self.shape, ",".join(str(part_id) for _, part_id, _ in chunk).encode())
 
     def piece_versions(self, held: Held, version: int) -> Versions:
-        return {self.table(held): (held.parts_version, version)}
+        return holding.versions(self.table(held), held.parts_version, version)
 
     def run_versions(self, held: Held, chunk: Sequence[tuple[str, int, int]]) -> Versions:
         return self.piece_versions(held, max(version for _, _, version in chunk))
@@ -123,15 +113,19 @@ def answer(
     if not target.columns or not target.partitions:
         return whole()
     parts = _Parts(cache, f"{variant}|{target.engine}|{','.join(target.columns)}")
-    names = "\x00".join([target.catalog, target.db, target.table, *target.partitions])
-    held_key = (HELD, parts.shape, names.encode())
+    held_key = holding.key(HELD, parts.shape, target)
     asked = len(target.columns)
     held = cache.lookup_object(held_key, {})
     runs: list[summaries.Run] | None = None
     if isinstance(held, Held):
-        since = _since(s, target, held)
+        since = holding.since(s, target, held, with_row_counts=True)
         if since is not None:
-            held, fresh = since
+            held, changed = since
+            names = {part_id: name for name, part_id, _ in held.partitions}
+            fresh = {
+                part_id: _partition_rows(names[part_id], rows, holding.STATS_AT)
+                for part_id, rows in changed.items()
+            }
             runs = _runs(held, fresh, parts, asked)
     if runs is None:  # nothing held, not usable, or parts of it evicted
         found = versions.partition_versions(
@@ -148,7 +142,7 @@ def answer(
         runs = _runs(held, read, parts, asked)
         assert runs is not None  # every partition's rows are kept or read
     assert isinstance(held, Held)
-    cache.store_object(held_key, {}, held, _ROW_BYTES + 50 * len(held.partitions))
+    cache.store_object(held_key, {}, held, held.size())
     merged = summaries.merge_runs(runs, len(target.partitions), target.where, merge_histograms)
     return encoded(*merged, stats_obj)
 
@@ -208,36 +202,6 @@ def _runs(
 def _partition_rows(name: str, rows: Sequence[tuple[Any, ...]], at: int) -> Rows:
     """A partition's Rows, named NAME, from ROWS whose statistics columns begin at AT."""
     return tuple((name, *row[at:]) for row in rows if row[at + COLUMN_NAME] is not None)
-
-
-def _since(
-    s: Session, target: reads.StatsTarget, held: Held
-) -> tuple[Held, dict[int, Rows]] | None:
-    """HELD brought to the table's current version, with the rows of its partitions that
-    changed since, in one statement; None when the partitions' versions no longer tell
-    what changed (any change but to statistics, or by another writer)."""
-    rows = queries.partition_stats_changed_since(
-        s, held.tbl_id, held.version, target.columns, target.engine, with_row_counts=True
-    )
-    if not rows:
-        return None
-    version, parts_version, seen = rows[0][:3]
-    if version is None or seen != version or (parts_version or 0) != held.parts_version:
-        return None
-    by_part: dict[int, list[tuple[Any, ...]]] = {}
-    moved: dict[int, int] = {}
-    for row in rows:
-        if row[3] is not None:
-            by_part.setdefault(row[3], []).append(row)
-            moved[row[3]] = row[4]
-    partitions = tuple((n, p, moved.get(p, v)) for n, p, v in held.partitions)
-    names = {part_id: name for name, part_id, _ in held.partitions}
-    fresh = {
-        part_id: _partition_rows(names[part_id], part_rows, 5)
-        for part_id, part_rows in by_part.items()
-        if part_id in names
-    }
-    return Held(held.tbl_id, version, held.parts_version, partitions), fresh
 
 
 def _read(s: Session, target: reads.StatsTarget, held: Held, part_ids: Sequence[int]) -> Any:

@@ -9,9 +9,13 @@ version, moved by every write of its statistics, and its table's PARTS_VERSION, 
 every other change to the table), so that an answer re-reads and re-encodes only the
 partitions whose versions moved, and copies the others' bytes.
 
-A read so takes two statements: the versions of the partitions named (which also gives
-their order in the answer), then the statistics of those whose part is not kept, with the
-versions they were read at. Should those versions differ from the first statement's (a
+After a write, a read takes one statement besides the table's version (as a read of the
+whole answer did before partition versions): the partitions of the request as last read are
+held, and one statement reads the rows of those changed since (metastore.hms.held).
+Otherwise (nothing held, the table changed otherwise than in its partitions' statistics, or
+a part evicted) it takes two: the versions of the partitions named (which also gives their
+order in the answer), then the statistics of those whose part is not kept, with the versions
+they were read at. Should those versions differ from the first statement's (a
 change committed between the two), the answer is read whole as without this module. Parts
 are kept under the versions read with their rows, so never under versions newer than their
 data; each part served was current at the first statement, which ran after the call began.
@@ -29,7 +33,9 @@ from typing import Any
 from sqlalchemy.orm import Session
 from thrift.Thrift import TType
 
-from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms import held as holding
+from metastore.hms.cache import AnswerCache, Key
+from metastore.hms.held import Held
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.stats import queries, reads
 from metastore.stats.rows import COLUMN_NAME
@@ -37,7 +43,8 @@ from metastore.store import versions
 
 CALL = "get_partitions_statistics_req"
 PIECE = f"{CALL} (a partition)"
-"""The name the cache counts the parts of its answers under."""
+HELD = f"{CALL} (the partitions held)"
+"""The names the cache counts the parts of its answers under."""
 
 SUCCESS = struct.pack(">bh", TType.STRUCT, 0)
 """The start of a result struct's success field (field 0, a struct)."""
@@ -62,21 +69,32 @@ def answer(
     part it does not; the parts read are kept."""
     if not target.columns or not target.partitions:
         return whole(s, target, encoder)
+    shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
+
+    def key(part_id: int) -> Key:
+        return _key(shape, part_id)
+
+    held_key = holding.key(HELD, shape, target)
+    held = cache.lookup_object(held_key, {})
+    if isinstance(held, Held):
+        since = holding.since(s, target, held, with_row_counts=False)
+        if since is not None:
+            body = _since(since[0], since[1], cache, shape, encoder)
+            if body is not None:
+                cache.store_object(held_key, {}, since[0], since[0].size())
+                return body
     found = versions.partition_versions(
         s, target.catalog, target.db, target.table, target.partitions
     )
     if found is None or not found.usable:
         return whole(s, target, encoder)
-    shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
     table_key = ("", shape, str(found.tbl_id))
-
-    def key(part_id: int) -> tuple[str, str, bytes]:
-        return (PIECE, shape, str(part_id).encode())
 
     kept: dict[int, bytes] = {}
     missing: list[int] = []
     for _, part_id, part_version in found.partitions:
-        body = cache.lookup(key(part_id), {table_key: (found.parts_version or 0, part_version)})
+        versions_ = holding.versions(table_key, found.parts_version or 0, part_version)
+        body = cache.lookup(key(part_id), versions_)
         if body is None:
             missing.append(part_id)
         else:
@@ -104,6 +122,40 @@ def answer(
         for part_id, objs in by_part.items():
             body = partition_entry(names[part_id], objs) if objs else b""
             kept[part_id] = body
-            versions_: Versions = {table_key: (found.parts_version or 0, expected[part_id])}
+            versions_ = holding.versions(table_key, found.parts_version or 0, expected[part_id])
             cache.store(key(part_id), versions_, body)
+    held = Held(found.tbl_id, found.version or 0, found.parts_version or 0, tuple(found.partitions))
+    cache.store_object(held_key, {}, held, held.size())
     return partitions_map([kept[part_id] for _, part_id, _ in found.partitions])
+
+
+def _key(shape: str, part_id: int) -> Key:
+    return (PIECE, shape, str(part_id).encode())
+
+
+def _since(
+    held: Held,
+    changed: dict[int, list[tuple[Any, ...]]],
+    cache: AnswerCache,
+    shape: str,
+    encoder: StatsEncoder,
+) -> bytes | None:
+    """The answer of the partitions HELD, from the parts CACHE keeps and the rows CHANGED
+    (metastore.hms.held.since; their parts kept here); None when a part is neither kept nor
+    changed (evicted)."""
+    table_key = ("", shape, str(held.tbl_id))
+    bodies = []
+    for name, part_id, version in held.partitions:
+        versions_ = holding.versions(table_key, held.parts_version, version)
+        rows = changed.get(part_id)
+        if rows is None:
+            body = cache.lookup(_key(shape, part_id), versions_)
+            if body is None:
+                return None
+        else:
+            at = holding.STATS_AT
+            objs = [encoder.obj(row[at:]) for row in rows if row[at + COLUMN_NAME] is not None]
+            body = partition_entry(name, objs) if objs else b""
+            cache.store(_key(shape, part_id), versions_, body)
+        bodies.append(body)
+    return partitions_map(bodies)

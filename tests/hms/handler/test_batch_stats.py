@@ -132,9 +132,10 @@ def test_bulk_write_and_reads_of_1000_partitions_by_20_columns(
         c5 = next(o for o in objs if o.colName == "c5").statsData.longStats
         assert (c5.lowValue, c5.highValue, c5.numNulls, c5.numDVs) == (-i - 5, i + 5, i, 6)
 
+    # The first merge as the first read (metastore.hms.aggr_pieces).
     with DriverStatements(server.engine) as statements:
         aggr = client.get_aggr_stats_for(request)
-        assert statements.selects() == 2
+        assert statements.selects() == 3
     with DriverStatements(server.engine) as statements:
         assert client.get_aggr_stats_for(request) == aggr
         assert statements.selects() == 1

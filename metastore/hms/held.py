@@ -1,0 +1,87 @@
+"""The partitions of an answer over many partitions as last read, and the one statement that
+tells which of them changed since (metastore.hms.pieces, metastore.hms.aggr_pieces).
+
+A call answered through the cache reads its table's version first (metastore.hms.cache);
+when that moved, the call is answered again. Before partition versions, that was one
+statement more: the whole answer. Here too: what the server holds of the request (each
+partition's id and version, in the answer's order, and the table's version they were
+current at) is kept in the cache, and one statement reads the table's versions and the rows
+of its partitions whose version is above the held one. A change to a partition's statistics
+gives it a version above every version before (metastore.store.versions), so those are the
+partitions changed since; any other change to the table moves its PARTS_VERSION, and then,
+as when nothing is held, the partitions' versions are read again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from metastore.hms.cache import Key, Versions
+from metastore.stats import queries, reads
+from metastore.store.versions import TableName
+
+STATS_AT = 5
+"""Where the statistics columns begin in a row of `since` (after the table's versions, the
+partition's id and its version)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Held:
+    """The partitions of an answer as read: of table TBL_ID, current at its VERSION and
+    PARTS_VERSION, each (PART_NAME, PART_ID, its version) in the answer's order."""
+
+    tbl_id: int
+    version: int
+    parts_version: int
+    partitions: tuple[tuple[str, int, int], ...]
+
+    def size(self) -> int:
+        """About the bytes it takes in the cache."""
+        return 200 + 100 * len(self.partitions)
+
+
+def versions(table: TableName, parts_version: int, version: int) -> Versions:
+    """The versions the cache keeps a part of an answer under: of a partition (or run of
+    partitions) whose version (the largest of them) is VERSION, of a table (its key TABLE)
+    whose PARTS_VERSION is PARTS_VERSION. The second is the larger of the two, which names
+    the same state as VERSION does (a part whose version is below PARTS_VERSION has not
+    changed since the change that set it) and is never below a part's of the same table
+    read before: so the cache does not refuse it for an older part of the same ids, which
+    SQLite gives again to a table and partitions created after others were dropped."""
+    return {table: (parts_version, max(parts_version, version))}
+
+
+def key(name: str, shape: str, target: reads.StatsTarget) -> Key:
+    """The key of what is held of the answers to TARGET, of SHAPE (the columns, the engine
+    and the server's settings that change answers), for the cache's NAME."""
+    names = "\x00".join([target.catalog, target.db, target.table, *target.partitions])
+    return (name, shape, names.encode())
+
+
+def since(
+    s: Session, target: reads.StatsTarget, held: Held, *, with_row_counts: bool
+) -> tuple[Held, dict[int, list[tuple[Any, ...]]]] | None:
+    """HELD brought to its table's current version, and the rows of its partitions that
+    changed since (their statistics from STATS_AT, and NUM_ROWS WITH_ROW_COUNTS; a row
+    whose COLUMN_NAME is None for a partition without them), in one statement; None when
+    the partitions' versions no longer tell what changed (the table changed otherwise than
+    in its partitions' statistics, by another writer, or is gone)."""
+    rows = queries.partition_stats_changed_since(
+        s, held.tbl_id, held.version, target.columns, target.engine, with_row_counts=with_row_counts
+    )
+    if not rows:
+        return None
+    version, parts_version, seen = rows[0][:3]
+    if version is None or seen != version or (parts_version or 0) != held.parts_version:
+        return None
+    versions = {part_id: v for _, part_id, v in held.partitions}
+    changed: dict[int, list[tuple[Any, ...]]] = {}
+    for row in rows:
+        if row[3] in versions:
+            changed.setdefault(row[3], []).append(row)
+            versions[row[3]] = row[4]
+    partitions = tuple((name, part_id, versions[part_id]) for name, part_id, _ in held.partitions)
+    return Held(held.tbl_id, version, held.parts_version, partitions), changed

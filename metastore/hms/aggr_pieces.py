@@ -12,14 +12,11 @@ of one partition, its run is merged again from its partitions' rows, and the ans
 the runs' summaries: exactly the merge of every partition's rows (tested against a server
 without a cache).
 
-Which partitions changed is told by one statement, as the read of a whole answer takes one:
-the partitions of a request as last read are Held (their ids and versions, and the table's
-version they were current at), and the statement reads the table's versions and the rows of
-its partitions whose version is above that (metastore.store.versions: a change to a
-partition gives it a version above every version before). When the table's PARTS_VERSION
-moved (any change but to statistics), or nothing is held, the partitions' versions are read,
-then the rows of those not kept, with the versions they were read at (the answer is read
-whole when these differ: a change committed between the two).
+Which partitions changed is told by one statement besides the table's version, as the read
+of the whole answer took one before partition versions (metastore.hms.held): the rows of the
+partitions changed since the partitions of the request as last read. When nothing is held,
+the table changed otherwise than in its partitions' statistics, or parts were evicted, one
+statement reads every partition's rows with their versions, as the whole read does.
 """
 
 from __future__ import annotations
@@ -35,9 +32,8 @@ from hive_metastore_thrift import ttypes as t
 from metastore.hms import held as holding
 from metastore.hms.cache import AnswerCache, Key, Versions
 from metastore.hms.held import Held
-from metastore.stats import queries, reads, summaries
+from metastore.stats import reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
-from metastore.store import versions
 
 CALL = "get_aggr_stats_for"
 PIECE = f"{CALL} (a partition)"
@@ -128,19 +124,22 @@ def answer(
             }
             runs = _runs(held, fresh, parts, asked)
     if runs is None:  # nothing held, not usable, or parts of it evicted
-        found = versions.partition_versions(
-            s, target.catalog, target.db, target.table, target.partitions
-        )
-        if found is None or not found.usable:
+        read = holding.read(s, target, with_row_counts=True)
+        if read is None:  # no such partition: what the whole read answers (or NotFound)
             return whole()
-        partitions = tuple(found.partitions)
-        held = Held(found.tbl_id, found.version or 0, found.parts_version or 0, partitions)
-        missing = _missing(held, parts)
-        read = _read(s, target, held, missing) if missing else {}
-        if read is None:  # changed since the first statement: read the answer whole
-            return whole()
-        runs = _runs(held, read, parts, asked)
-        assert runs is not None  # every partition's rows are kept or read
+        held, by_part, rows = read
+        if held is None:
+            merged = reads.aggregate_rows(
+                rows, asked, len(target.partitions), target.where, merge_histograms
+            )
+            return encoded(*merged, stats_obj)
+        names = {part_id: name for name, part_id, _ in held.partitions}
+        fresh = {
+            part_id: _partition_rows(names[part_id], part_rows, holding.READ_AT)
+            for part_id, part_rows in by_part.items()
+        }
+        runs = _runs(held, fresh, parts, asked)
+        assert runs is not None  # every partition's rows were read
     assert isinstance(held, Held)
     cache.store_object(held_key, {}, held, held.size())
     merged = summaries.merge_runs(runs, len(target.partitions), target.where, merge_histograms)
@@ -156,15 +155,6 @@ def _chunks(held: Held) -> list[tuple[tuple[str, int, int], ...]]:
 def _kept_rows(held: Held, parts: _Parts, part_id: int, version: int) -> Rows | None:
     kept = parts.cache.lookup_object(parts.piece(part_id), parts.piece_versions(held, version))
     return kept if isinstance(kept, tuple) else None
-
-
-def _missing(held: Held, parts: _Parts) -> list[int]:
-    """The ids of the partitions HELD whose rows `_runs` needs and PARTS does not keep."""
-    missing = []
-    for chunk in _chunks(held):
-        if parts.cache.lookup_object(parts.run(chunk), parts.run_versions(held, chunk)) is None:
-            missing += [p for _, p, v in chunk if _kept_rows(held, parts, p, v) is None]
-    return missing
 
 
 def _runs(
@@ -202,27 +192,3 @@ def _runs(
 def _partition_rows(name: str, rows: Sequence[tuple[Any, ...]], at: int) -> Rows:
     """A partition's Rows, named NAME, from ROWS whose statistics columns begin at AT."""
     return tuple((name, *row[at:]) for row in rows if row[at + COLUMN_NAME] is not None)
-
-
-def _read(s: Session, target: reads.StatsTarget, held: Held, part_ids: Sequence[int]) -> Any:
-    """The Rows of the partitions PART_IDS by id; None when they were not read at the
-    versions HELD (changed since, or dropped)."""
-    rows = queries.partition_stats_by_ids(
-        s, part_ids, target.columns, target.engine, with_row_counts=True
-    )
-    expected = {part_id: version for _, part_id, version in held.partitions}
-    names = {part_id: name for name, part_id, _ in held.partitions}
-    tables = (held.version, held.parts_version, held.version)
-    by_part: dict[int, list[tuple[Any, ...]]] = {}
-    for row in rows:
-        part_id, part_version, version, parts_version, seen = row[:5]
-        current = (version, parts_version or 0, seen)
-        if current != tables or (part_version or 0) != expected[part_id]:
-            return None
-        by_part.setdefault(part_id, []).append(row)
-    if len(by_part) != len(part_ids):
-        return None
-    return {
-        part_id: _partition_rows(names[part_id], part_rows, 5)
-        for part_id, part_rows in by_part.items()
-    }

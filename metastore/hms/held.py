@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 
 from metastore.hms.cache import Key, Versions
 from metastore.stats import queries, reads
+from metastore.stats.rows import COLUMN_NAME
 from metastore.store.versions import TableName
 
 STATS_AT = 5
@@ -85,3 +86,44 @@ def since(
             versions[row[3]] = row[4]
     partitions = tuple((name, part_id, versions[part_id]) for name, part_id, _ in held.partitions)
     return Held(held.tbl_id, version, held.parts_version, partitions), changed
+
+
+READ_AT = 7
+"""Where the statistics columns begin in a row of `read` (after PART_NAME, the partition's
+id and version, the table's id and versions)."""
+
+
+def read(
+    s: Session, target: reads.StatsTarget, *, with_row_counts: bool
+) -> tuple[Held | None, dict[int, list[tuple[Any, ...]]], list[tuple[Any, ...]]] | None:
+    """The partitions of TARGET as read now, in one statement (as one read the whole answer
+    before partition versions): what to hold of them (None when their versions do not tell
+    what changes: the table was last changed by another writer), the rows of each (their
+    statistics from READ_AT, NUM_ROWS WITH_ROW_COUNTS; a row whose COLUMN_NAME is None for
+    a partition without them), and the rows of the statistics (PART_NAME, then from
+    READ_AT on), in order. None when no partition of TARGET exists."""
+    rows = queries.partition_stats_with_versions(
+        s,
+        target.catalog,
+        target.db,
+        target.table,
+        target.partitions,
+        target.columns,
+        target.engine,
+        with_row_counts=with_row_counts,
+    )
+    if not rows:
+        return None
+    _, _, _, tbl_id, version, parts_version, seen = rows[0][:READ_AT]
+    by_part: dict[int, list[tuple[Any, ...]]] = {}
+    partitions: list[tuple[str, int, int]] = []
+    for row in rows:
+        if row[1] not in by_part:
+            partitions.append((row[0], row[1], row[2] or 0))
+        by_part.setdefault(row[1], []).append(row)
+    name_at = READ_AT + COLUMN_NAME
+    stats = [(row[0], *row[READ_AT:]) for row in rows if row[name_at] is not None]
+    if version is None or seen != version:
+        return None, by_part, stats
+    held = Held(tbl_id, version, parts_version or 0, tuple(partitions))
+    return held, by_part, stats

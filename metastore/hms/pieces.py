@@ -9,16 +9,13 @@ version, moved by every write of its statistics, and its table's PARTS_VERSION, 
 every other change to the table), so that an answer re-reads and re-encodes only the
 partitions whose versions moved, and copies the others' bytes.
 
-After a write, a read takes one statement besides the table's version (as a read of the
-whole answer did before partition versions): the partitions of the request as last read are
-held, and one statement reads the rows of those changed since (metastore.hms.held).
-Otherwise (nothing held, the table changed otherwise than in its partitions' statistics, or
-a part evicted) it takes two: the versions of the partitions named (which also gives their
-order in the answer), then the statistics of those whose part is not kept, with the versions
-they were read at. Should those versions differ from the first statement's (a
-change committed between the two), the answer is read whole as without this module. Parts
-are kept under the versions read with their rows, so never under versions newer than their
-data; each part served was current at the first statement, which ran after the call began.
+After a write, a read takes one statement besides the table's version, as the read of the
+whole answer took one before partition versions: the partitions of the request as last read
+are held, and one statement reads the rows of those changed since (metastore.hms.held).
+When nothing is held, the table changed otherwise than in its partitions' statistics, or a
+part was evicted, one statement reads every partition's rows with their versions, as the
+whole read does, and their parts are kept. Parts are kept under the versions read with their
+rows, in the same statement, so never under versions newer than their data.
 
 The bytes are the binary protocol's (the only one the server speaks), encoded from the rows
 (metastore.hms.stats_wire), identical to what the generated code writes for the same struct
@@ -37,9 +34,8 @@ from metastore.hms import held as holding
 from metastore.hms.cache import AnswerCache, Key
 from metastore.hms.held import Held
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
-from metastore.stats import queries, reads
+from metastore.stats import reads
 from metastore.stats.rows import COLUMN_NAME
-from metastore.store import versions
 
 CALL = "get_partitions_statistics_req"
 PIECE = f"{CALL} (a partition)"
@@ -70,79 +66,42 @@ def answer(
     if not target.columns or not target.partitions:
         return whole(s, target, encoder)
     shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
-
-    def key(part_id: int) -> Key:
-        return _key(shape, part_id)
-
     held_key = holding.key(HELD, shape, target)
     held = cache.lookup_object(held_key, {})
     if isinstance(held, Held):
         since = holding.since(s, target, held, with_row_counts=False)
         if since is not None:
-            body = _since(since[0], since[1], cache, shape, encoder)
+            body = _assembled(*since, holding.STATS_AT, cache, shape, encoder)
             if body is not None:
                 cache.store_object(held_key, {}, since[0], since[0].size())
                 return body
-    found = versions.partition_versions(
-        s, target.catalog, target.db, target.table, target.partitions
-    )
-    if found is None or not found.usable:
+    read = holding.read(s, target, with_row_counts=False)
+    if read is None:  # no such partition: what the whole read answers (or NotFound)
         return whole(s, target, encoder)
-    table_key = ("", shape, str(found.tbl_id))
-
-    kept: dict[int, bytes] = {}
-    missing: list[int] = []
-    for _, part_id, part_version in found.partitions:
-        versions_ = holding.versions(table_key, found.parts_version or 0, part_version)
-        body = cache.lookup(key(part_id), versions_)
-        if body is None:
-            missing.append(part_id)
-        else:
-            kept[part_id] = body
-    if missing:
-        rows = queries.partition_stats_by_ids(s, missing, target.columns, target.engine)
-        expected = {part_id: version for _, part_id, version in found.partitions}
-        by_part: dict[int, list[Any]] = {}
-        for row in rows:
-            part_id, part_version, version, parts_version, seen = row[:5]
-            if (version, parts_version, seen) != (
-                found.version,
-                found.parts_version,
-                found.version,
-            ) or (part_version or 0) != expected[
-                part_id
-            ]:  # changed since the first statement: read the answer whole
-                return whole(s, target, encoder)
-            objs = by_part.setdefault(part_id, [])
-            if row[5 + COLUMN_NAME] is not None:
-                objs.append(encoder.obj(row[5:]))
-        if len(by_part) != len(missing):  # a partition dropped since the first statement
-            return whole(s, target, encoder)
-        names = {part_id: name for name, part_id, _ in found.partitions}
-        for part_id, objs in by_part.items():
-            body = partition_entry(names[part_id], objs) if objs else b""
-            kept[part_id] = body
-            versions_ = holding.versions(table_key, found.parts_version or 0, expected[part_id])
-            cache.store(key(part_id), versions_, body)
-    held = Held(found.tbl_id, found.version or 0, found.parts_version or 0, tuple(found.partitions))
+    held, by_part, rows = read
+    if held is None:
+        return encoder.partitions_result(rows)
+    body = _assembled(held, by_part, holding.READ_AT, cache, shape, encoder)
+    assert body is not None  # every partition's rows were read
     cache.store_object(held_key, {}, held, held.size())
-    return partitions_map([kept[part_id] for _, part_id, _ in found.partitions])
+    return body
 
 
 def _key(shape: str, part_id: int) -> Key:
     return (PIECE, shape, str(part_id).encode())
 
 
-def _since(
+def _assembled(
     held: Held,
     changed: dict[int, list[tuple[Any, ...]]],
+    at: int,
     cache: AnswerCache,
     shape: str,
     encoder: StatsEncoder,
 ) -> bytes | None:
     """The answer of the partitions HELD, from the parts CACHE keeps and the rows CHANGED
-    (metastore.hms.held.since; their parts kept here); None when a part is neither kept nor
-    changed (evicted)."""
+    (read now, their statistics from AT; their parts kept here); None when a part is
+    neither kept nor read (evicted)."""
     table_key = ("", shape, str(held.tbl_id))
     bodies = []
     for name, part_id, version in held.partitions:
@@ -153,7 +112,6 @@ def _since(
             if body is None:
                 return None
         else:
-            at = holding.STATS_AT
             objs = [encoder.obj(row[at:]) for row in rows if row[at + COLUMN_NAME] is not None]
             body = partition_entry(name, objs) if objs else b""
             cache.store(_key(shape, part_id), versions_, body)

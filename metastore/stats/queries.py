@@ -346,68 +346,6 @@ def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Selec
     return query
 
 
-def partition_stats_by_ids(
-    s: Session,
-    part_ids: Sequence[int],
-    columns: Sequence[str],
-    engine: str,
-    *,
-    with_row_counts: bool = False,
-) -> list[tuple[Any, ...]]:
-    """Statistics rows of some columns of the partitions PART_IDS, in one statement on the
-    driver, ordered by partition id and column name, each with the versions they were read
-    at: PART_ID, the partition's version (None for none), its table's VERSION,
-    PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then STATS_COLUMNS, then
-    with WITH_ROW_COUNTS the partition's numRows parameter (as partition_stats_by_name). A
-    partition without such rows has one row whose COLUMN_NAME is None; one that does not
-    exist, none."""
-    if not part_ids or not columns:
-        return []
-    dialect = s.get_bind().dialect.name
-    params = {
-        "engine": engine,
-        "ids": lists.values(dialect, part_ids),
-        "columns": lists.values(dialect, columns),
-    }
-    query = _partition_stats_by_ids_query(dialect, with_row_counts)
-    return [_with_bytes(row, start=5) for row in driver_rows(s, query, params)]
-
-
-@functools.cache
-def _partition_stats_by_ids_query(dialect: str, with_row_counts: bool) -> Select[Any]:
-    stats = m.PartitionColumnStats.__table__
-    c, p = stats.c, m.Partition.__table__.c
-    pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
-    query = (
-        select(
-            p.PART_ID,
-            pv.c.VERSION,
-            tv.c.VERSION,
-            tv.c.PARTS_VERSION,
-            tv.c.SEEN_VERSION,
-            *_stats_columns(m.PartitionColumnStats),
-        )
-        .select_from(m.Partition.__table__)
-        .outerjoin(pv, pv.c.PART_ID == p.PART_ID)
-        .outerjoin(tv, tv.c.TBL_ID == p.TBL_ID)
-        .outerjoin(
-            stats,
-            (c.PART_ID == p.PART_ID)
-            & (c.ENGINE == bindparam("engine"))
-            & lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME),
-        )
-        .where(lists.any_of(dialect, "ids")(p.PART_ID))
-        .order_by(p.PART_ID, c.COLUMN_NAME)
-    )
-    if not with_row_counts:
-        return query
-    params = m.PartitionParam.__table__.c
-    return query.add_columns(params.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
-        m.PartitionParam.__table__,
-        (params.PART_ID == p.PART_ID) & (params.PARAM_KEY == "numRows"),
-    )
-
-
 def partition_stats_changed_since(
     s: Session,
     tbl_id: int,
@@ -516,4 +454,80 @@ def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
         .outerjoin(found, true())
         .where(tv.c.TBL_ID == bindparam("tbl"))
         .order_by(found.c.PART_ID, found.c.COLUMN_NAME)
+    )
+
+
+def partition_stats_with_versions(
+    s: Session,
+    catalog: str,
+    db: str,
+    table: str,
+    part_names: Sequence[str],
+    columns: Sequence[str],
+    engine: str,
+    *,
+    with_row_counts: bool = False,
+) -> list[tuple[Any, ...]]:
+    """The statistics of some columns of some partitions, found by names, with the versions
+    they were read at, in one statement on the driver, ordered by partition and column name:
+    PART_NAME, PART_ID, the partition's version (None for none), TBL_ID, the table's
+    VERSION, PARTS_VERSION and SEEN_VERSION (metastore.store.versions), the STATS_COLUMNS
+    and, with WITH_ROW_COUNTS, the partition's numRows parameter. A partition without such
+    statistics has one row whose COLUMN_NAME is None; no row when none of the partitions
+    exists."""
+    dialect = s.get_bind().dialect.name
+    params = {
+        "catalog": catalog,
+        "db": db,
+        "table": table,
+        "engine": engine,
+        "parts": lists.values(dialect, part_names),
+        "columns": lists.values(dialect, columns),
+    }
+    query = _with_versions_query(dialect, with_row_counts)
+    return [_with_bytes(row, start=7) for row in driver_rows(s, query, params)]
+
+
+@functools.cache
+def _with_versions_query(dialect: str, with_row_counts: bool) -> Select[Any]:
+    stats = m.PartitionColumnStats.__table__
+    c, p = stats.c, m.Partition.__table__.c
+    t, d = m.Table.__table__.c, m.Database.__table__.c
+    pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
+    query = (
+        select(
+            p.PART_NAME,
+            p.PART_ID,
+            pv.c.VERSION,
+            t.TBL_ID,
+            tv.c.VERSION,
+            tv.c.PARTS_VERSION,
+            tv.c.SEEN_VERSION,
+            *_stats_columns(m.PartitionColumnStats),
+        )
+        .select_from(m.Partition.__table__)
+        .join(m.Table.__table__, t.TBL_ID == p.TBL_ID)
+        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
+        .outerjoin(tv, tv.c.TBL_ID == t.TBL_ID)
+        .outerjoin(pv, pv.c.PART_ID == p.PART_ID)
+        .outerjoin(
+            stats,
+            (c.PART_ID == p.PART_ID)
+            & (c.ENGINE == bindparam("engine"))
+            & lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME),
+        )
+        .where(
+            d.CTLG_NAME == bindparam("catalog"),
+            d.NAME == bindparam("db"),
+            t.TBL_NAME == bindparam("table"),
+            lists.any_of(dialect, "parts", text=True)(p.PART_NAME),
+        )
+        .order_by(p.PART_NAME, c.COLUMN_NAME)
+    )
+    if not with_row_counts:
+        return query
+    params = m.PartitionParam.__table__.c
+    return query.add_columns(params.PARAM_VALUE.label("NUM_ROWS")).outerjoin(
+        m.PartitionParam.__table__,
+        (params.PART_ID == p.PART_ID) & (params.PARAM_KEY == "numRows"),
     )

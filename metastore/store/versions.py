@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any, Protocol
 
 from sqlalchemy import (
     BigInteger,
@@ -306,71 +306,3 @@ def catalog_version(s: Session, catalog: str) -> int:
     )
     state = repr([tuple(row) for row in rows]).encode()
     return int.from_bytes(hashlib.blake2b(state, digest_size=8).digest(), "big") >> 1
-
-
-class PartitionVersions(NamedTuple):
-    """The versions a read of some partitions' statistics is exact at (see the module
-    docstring): its table's, and each partition's."""
-
-    tbl_id: int
-    version: int | None
-    parts_version: int | None
-    """None, or not current (`usable` is False), when its partitions' versions say nothing."""
-    usable: bool
-    """Whether the partitions' versions tell which changed: colstats (0008 or later) gave
-    the table its VERSION."""
-    partitions: list[tuple[str, int, int]]
-    """(PART_NAME, PART_ID, its version: 0 for none) of the partitions found, ordered by
-    PART_NAME as the database orders it (the order of metastore.stats.queries'
-    partition_stats_by_name)."""
-
-
-def partition_versions(
-    s: Session, catalog: str, db: str, table: str, part_names: Sequence[str]
-) -> PartitionVersions | None:
-    """The versions of table CATALOG.DB.TABLE and of its partitions named PART_NAMES (as
-    stored), in one statement; None when the table has no such partitions (or does not
-    exist)."""
-    dialect = s.get_bind().dialect.name
-    params = {
-        "catalog": catalog,
-        "db": db,
-        "table": table,
-        "parts": lists.values(dialect, part_names),
-    }
-    rows = driver_rows(s, _partition_versions_query(dialect), params)
-    if not rows:
-        return None
-    _, _, _, tbl_id, version, parts_version, seen = rows[0]
-    usable = version is not None and seen == version
-    found = [(name, part_id, part_version or 0) for name, part_id, part_version, *_ in rows]
-    return PartitionVersions(tbl_id, version, parts_version, usable, found)
-
-
-@functools.cache
-def _partition_versions_query(dialect: str) -> Select[Any]:
-    d, t = m.Database.__table__.c, m.Table.__table__.c
-    p, pv, tv = m.Partition.__table__.c, m.PartitionVersion.__table__, m.TableVersion.__table__
-    return (
-        select(
-            p.PART_NAME,
-            p.PART_ID,
-            pv.c.VERSION,
-            t.TBL_ID,
-            tv.c.VERSION,
-            tv.c.PARTS_VERSION,
-            tv.c.SEEN_VERSION,
-        )
-        .select_from(m.Partition.__table__)
-        .join(m.Table.__table__, t.TBL_ID == p.TBL_ID)
-        .join(m.Database.__table__, d.DB_ID == t.DB_ID)
-        .outerjoin(tv, tv.c.TBL_ID == t.TBL_ID)
-        .outerjoin(pv, pv.c.PART_ID == p.PART_ID)
-        .where(
-            d.CTLG_NAME == bindparam("catalog"),
-            d.NAME == bindparam("db"),
-            t.TBL_NAME == bindparam("table"),
-            lists.any_of(dialect, "parts", text=True)(p.PART_NAME),
-        )
-        .order_by(p.PART_NAME)
-    )

@@ -32,17 +32,17 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from metastore.sketches.fm import FMSketch
-from metastore.sketches.hll import HyperLogLog
-from metastore.sketches.sketch import Sketch, try_read_sketch
 from metastore.stats import aggregate
 from metastore.stats import rows as r
 from metastore.stats.queries import PARTITION_STATS_FIELDS
 from metastore.stats.reads import aggregate_column, int_or_none
 from metastore.stats.rows import STATS_COLUMNS, StatsRow
 from metastore.vocabulary import Kind
+
+if TYPE_CHECKING:  # the sketch library (NumPy) is imported when a merge first needs it
+    from metastore.sketches.sketch import Sketch
 
 _AT = 1
 """Where the statistics columns begin in a row (after PART_NAME)."""
@@ -71,6 +71,7 @@ class Summary:
         "max_len",
         "n",
         "ndv",
+        "pending",
         "products",
         "sketch",
         "sums",
@@ -103,6 +104,9 @@ class Summary:
     """The largest NUM_DISTINCTS."""
     sketch: Sketch | None
     """The union of the bit vectors, when every row has one and they merge."""
+    pending: bytes | None
+    """The bit vector of a run of one row, read when merged with another (a merge of one
+    row reads none: a server that merges no sketch does not load the sketch library)."""
     histograms: list[bytes]
 
 
@@ -129,6 +133,9 @@ def _decimals(texts: Sequence[str | None]) -> list[tuple[Decimal, str]]:
 def _union(sketches: Sequence[Sketch]) -> tuple[Sketch | None, bool]:
     """The union of SKETCHES, in order (copied: none is changed), and whether they must be
     merged from their rows instead (HyperLogLogs of several precisions)."""
+    from metastore.sketches.fm import FMSketch
+    from metastore.sketches.hll import HyperLogLog
+
     first = sketches[0]
     if all(isinstance(s, HyperLogLog) for s in sketches):
         hlls = cast(Sequence[HyperLogLog], sketches)
@@ -183,12 +190,16 @@ def summarize(rows: Sequence[Sequence[Any]], counts: Sequence[int | None]) -> Su
         s.products.append(avg * weight)
         s.total += weight
     s.ndv = aggregate._max(columns[r.NUM_DISTINCTS])
-    s.sketch = None
+    s.sketch, s.pending = None, None
     blobs = columns[r.BIT_VECTOR]
-    if all(b is not None for b in blobs):
+    if len(blobs) == 1:
+        s.pending = blobs[0]
+    elif all(b is not None for b in blobs):
+        from metastore.sketches.sketch import try_read_sketch
+
         sketches = [try_read_sketch(b) for b in blobs]
         if all(sketch is not None for sketch in sketches):
-            sketch, flat = _union(cast(list[Sketch], sketches))
+            sketch, flat = _union(cast("list[Sketch]", sketches))
             s.sketch, s.flat = sketch, s.flat or flat
     s.histograms = [h for h in columns[r.HISTOGRAM] if h is not None]
     return s
@@ -226,11 +237,14 @@ def combine(parts: Sequence[Summary]) -> Summary:
     s.weighed = all(p.weighed for p in parts)
     s.total = sum(p.total for p in parts)
     s.ndv = aggregate._max([p.ndv for p in parts])
-    s.sketch = None
-    sketches = [p.sketch for p in parts]
-    if all(sketch is not None for sketch in sketches):
-        sketch, flat = _union(cast(list[Sketch], sketches))
-        s.sketch, s.flat = sketch, s.flat or flat
+    s.sketch, s.pending = None, None
+    if all(p.sketch is not None or p.pending is not None for p in parts):
+        from metastore.sketches.sketch import try_read_sketch
+
+        sketches = [p.sketch if p.pending is None else try_read_sketch(p.pending) for p in parts]
+        if all(sketch is not None for sketch in sketches):
+            sketch, flat = _union(cast("list[Sketch]", sketches))
+            s.sketch, s.flat = sketch, s.flat or flat
     s.histograms = list(itertools.chain.from_iterable(p.histograms for p in parts))
     return s
 

@@ -111,11 +111,15 @@ class Summary:
 
 
 def _first_min(pairs: Sequence[tuple[Decimal, str] | None]) -> tuple[Decimal, str] | None:
+    if pairs.count(None) == len(pairs):
+        return None
     present = [p for p in pairs if p is not None]
     return min(present, key=lambda p: p[0]) if present else None
 
 
 def _first_max(pairs: Sequence[tuple[Decimal, str] | None]) -> tuple[Decimal, str] | None:
+    if pairs.count(None) == len(pairs):
+        return None
     present = [p for p in pairs if p is not None]
     return max(present, key=lambda p: p[0]) if present else None
 
@@ -166,8 +170,8 @@ def summarize(rows: Sequence[Sequence[Any]], counts: Sequence[int | None]) -> Su
     s.flat = len(set(columns[r.STATS_KIND])) != 1
     nulls = columns[r.NUM_NULLS]
     s.sums = (_sum(nulls), _sum(columns[r.NUM_TRUES]), _sum(columns[r.NUM_FALSES]))
-    s.long_low = aggregate._min(columns[r.LONG_LOW_VALUE])
-    s.long_high = aggregate._max(columns[r.LONG_HIGH_VALUE])
+    s.long_low = _lo(columns[r.LONG_LOW_VALUE])
+    s.long_high = _hi(columns[r.LONG_HIGH_VALUE])
     double_lows = [v for v in columns[r.DOUBLE_LOW_VALUE] if v is not None]
     double_highs = [v for v in columns[r.DOUBLE_HIGH_VALUE] if v is not None]
     if not (_ordered(double_lows) and _ordered(double_highs)):
@@ -176,8 +180,8 @@ def summarize(rows: Sequence[Sequence[Any]], counts: Sequence[int | None]) -> Su
     s.double_high = max(double_highs) if double_highs else None
     s.dec_low = _first_min(_decimals(columns[r.BIG_DECIMAL_LOW_VALUE]))
     s.dec_high = _first_max(_decimals(columns[r.BIG_DECIMAL_HIGH_VALUE]))
-    s.max_len = aggregate._max(columns[r.MAX_COL_LEN])
-    s.last = aggregate._max(columns[r.LAST_ANALYZED])
+    s.max_len = _hi(columns[r.MAX_COL_LEN])
+    s.last = _hi(columns[r.LAST_ANALYZED])
     s.avgs, s.products, s.weighed, s.total = [], [], True, 0
     for avg, count, null in zip(columns[r.AVG_COL_LEN], counts, nulls, strict=True):
         if avg is None:
@@ -189,7 +193,7 @@ def summarize(rows: Sequence[Sequence[Any]], counts: Sequence[int | None]) -> Su
         weight = max(count - (null or 0), 0)
         s.products.append(avg * weight)
         s.total += weight
-    s.ndv = aggregate._max(columns[r.NUM_DISTINCTS])
+    s.ndv = _hi(columns[r.NUM_DISTINCTS])
     s.sketch, s.pending = None, None
     blobs = columns[r.BIT_VECTOR]
     if len(blobs) == 1:
@@ -205,9 +209,27 @@ def summarize(rows: Sequence[Sequence[Any]], counts: Sequence[int | None]) -> Su
     return s
 
 
-def _sum(values: Sequence[int | None]) -> int | None:
-    present = [v for v in values if v is not None]
-    return sum(present) if present else None
+def _sum(values: Sequence[Any]) -> Any:
+    """The sum of the present VALUES (None: none is). These three are aggregate's _sum,
+    _min and _max, unbounded, and faster where every value or none is present."""
+    absent = values.count(None)
+    if not absent:
+        return sum(values)
+    return None if absent == len(values) else sum(v for v in values if v is not None)
+
+
+def _lo(values: Sequence[Any]) -> Any:
+    absent = values.count(None)
+    if not absent:
+        return min(values)
+    return None if absent == len(values) else min(v for v in values if v is not None)
+
+
+def _hi(values: Sequence[Any]) -> Any:
+    absent = values.count(None)
+    if not absent:
+        return max(values)
+    return None if absent == len(values) else max(v for v in values if v is not None)
 
 
 def combine(parts: Sequence[Summary]) -> Summary:
@@ -219,24 +241,32 @@ def combine(parts: Sequence[Summary]) -> Summary:
     s.first, s.n = head.first, sum(p.n for p in parts)
     kind = head.first[r.STATS_KIND]
     s.flat = any(p.flat or p.first[r.STATS_KIND] != kind for p in parts)
-    s.sums = (
-        _sum([p.sums[0] for p in parts]),
-        _sum([p.sums[1] for p in parts]),
-        _sum([p.sums[2] for p in parts]),
+    (nulls, trues, falses, long_low, long_high, double_low, double_high, max_len, last, ndv) = zip(
+        *[
+            (
+                *p.sums,
+                p.long_low,
+                p.long_high,
+                p.double_low,
+                p.double_high,
+                p.max_len,
+                p.last,
+                p.ndv,
+            )
+            for p in parts
+        ],
+        strict=True,
     )
-    s.long_low = aggregate._min([p.long_low for p in parts])
-    s.long_high = aggregate._max([p.long_high for p in parts])
-    s.double_low = aggregate._min([p.double_low for p in parts])
-    s.double_high = aggregate._max([p.double_high for p in parts])
+    s.sums = (_sum(nulls), _sum(trues), _sum(falses))
+    s.long_low, s.long_high = _lo(long_low), _hi(long_high)
+    s.double_low, s.double_high = _lo(double_low), _hi(double_high)
     s.dec_low = _first_min([p.dec_low for p in parts])
     s.dec_high = _first_max([p.dec_high for p in parts])
-    s.max_len = aggregate._max([p.max_len for p in parts])
-    s.last = aggregate._max([p.last for p in parts])
+    s.max_len, s.last, s.ndv = _hi(max_len), _hi(last), _hi(ndv)
     s.avgs = list(itertools.chain.from_iterable(p.avgs for p in parts))
     s.products = list(itertools.chain.from_iterable(p.products for p in parts))
     s.weighed = all(p.weighed for p in parts)
     s.total = sum(p.total for p in parts)
-    s.ndv = aggregate._max([p.ndv for p in parts])
     s.sketch, s.pending = None, None
     if all(p.sketch is not None or p.pending is not None for p in parts):
         from metastore.sketches.sketch import try_read_sketch

@@ -170,6 +170,10 @@ def test_existing_partitions_are_refused_or_skipped_as_before(servers: Servers) 
         lambda c: c.add_partitions_req(request(True, "d", "a")),
         lambda c: c.add_partitions_req(request(True, "a")),
         lambda c: c.add_partitions([_part("nodb", ["x", "1"], storage())]),
+        # Shapes the general path adds on PostgreSQL too.
+        lambda c: c.add_partition(_part(db, ["a", "1"], storage(cols=fields(("x", "int"))))),
+        lambda c: c.add_partition(_part(db, ["a", "1"], storage(serdeInfo=None))),
+        lambda c: c.add_partitions_req(request(True, "a")),
     ]
     for case in cases:
         answers = on_both(servers, case)

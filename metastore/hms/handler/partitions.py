@@ -45,6 +45,19 @@ class _Added(NamedTuple):
     (metastore.store.partition_add)."""
 
 
+def _refuse_existing(
+    existing: set[str],
+    if_not_exists: bool,
+    db: m.Database | partition_rows.StoredDatabase,
+    table: m.Table | partition_rows.StoredTable,
+) -> None:
+    """AlreadyExistsException for the first of EXISTING, unless IF_NOT_EXISTS skips them."""
+    if existing and not if_not_exists:
+        raise t.AlreadyExistsException(
+            f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
+        )
+
+
 class PartitionCalls(ServiceBase):
     def _add_partitions(
         self,
@@ -95,15 +108,27 @@ class PartitionCalls(ServiceBase):
             if part_name in wanted and not if_not_exists:
                 raise t.AlreadyExistsException(f"partition {part_name} is given twice")
             wanted.setdefault(part_name, (part, values))
+        # Which exist is asked first, but by the add itself on PostgreSQL when none may be
+        # skipped (an add_partition is one statement there): the files of a partition that is
+        # skipped are not counted.
+        postgres = s.get_bind().dialect.name == "postgresql"
+        existing = (
+            set()
+            if postgres and not if_not_exists
+            else set(partition_ids(s, table.TBL_ID, list(wanted)))
+        )
+        _refuse_existing(existing, if_not_exists, db, table)
         # A partition without a descriptor gets a copy of the table's.
         copied = (
             self.answers.table(s, db, table).sd
-            if any(p.sd is None for p, _ in wanted.values())
+            if any(p.sd is None for name, (p, _) in wanted.items() if name not in existing)
             else None
         )
         table_cd = table_row[partition_rows.CD_ID] if table_row is not None else None
         candidates = []
         for name, (part, values) in wanted.items():
+            if name in existing:
+                continue
             storage = table_structs.storage_rows(part.sd or copied)
             if part.sd is None or not part.sd.location:
                 storage.sd.LOCATION = f"{base}/{name}" if base else None
@@ -116,27 +141,19 @@ class PartitionCalls(ServiceBase):
             candidates.append(
                 NewPartition(name, create_time, part.lastAccessTime or 0, values, params, storage)
             )
-        added = (
-            partition_add.add(s, table.TBL_ID, table_cd, candidates)
-            if s.get_bind().dialect.name == "postgresql"
-            else None
-        )
-        existing = (
-            set(added.existing)
-            if added is not None
-            else set(partition_ids(s, table.TBL_ID, list(wanted)))
-        )
-        if existing and not if_not_exists:
-            raise t.AlreadyExistsException(
-                f"partition {sorted(existing)[0]} of {db.NAME}.{table.TBL_NAME} already exists"
-            )
+        added = partition_add.add(s, table.TBL_ID, table_cd, candidates) if postgres else None
+        if added is not None:  # added since the check (ifNotExists), or not checked
+            _refuse_existing(set(added.existing), if_not_exists, db, table)
+            existing |= set(added.existing)
+        elif postgres and not if_not_exists:  # the general path's, unchecked so far
+            _refuse_existing(set(partition_ids(s, table.TBL_ID, list(wanted))), False, db, table)
         new = [p for p in candidates if p.name not in existing]
         if added is not None:
             if added.part_ids:
                 versions.moved(s, table.TBL_ID)
             part_ids = added.part_ids
         else:
-            part_ids = self._insert_partitions(s, table.TBL_ID, table_cd, new)
+            part_ids = self._insert_partitions(s, table.TBL_ID, table_cd, new) if new else []
         refresh_partition_statistics(s, part_ids)
         if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
             for p in new:

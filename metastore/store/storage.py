@@ -148,6 +148,7 @@ def _insert_skewed(s: Session, sd_id: int, skewed: Skewed) -> None:
                 SD_ID=sd_id, STRING_LIST_ID_KID=_string_list(s, value), LOCATION=location
             )
         )
+    s.flush()  # the answer of the change reads them back with statements of its own
 
 
 def _string_list(s: Session, values: Sequence[str]) -> int:

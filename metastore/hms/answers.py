@@ -21,6 +21,8 @@ from sqlalchemy.orm import Session
 from hive_metastore_thrift import ttypes as t
 from metastore import spark_stats
 from metastore.config import Settings
+from metastore.hms import partition_pieces
+from metastore.hms.cache import AnswerCache
 from metastore.hms.stats_wire import StatsEncoder
 from metastore.hms.structs.statistics import stats_obj
 from metastore.hms.structs.tables import table_struct
@@ -144,6 +146,29 @@ class Answers:
         pr.of_table) selects, ordered by PART_NAME in byte order (as HMS), at
         most LIMIT of them (None or negative: all)."""
         return self.partitions_of_rows(s, db, table, pr.partition_rows(s, selection, limit))
+
+    def partitions_encoded(
+        self,
+        s: Session,
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
+        selection: pr.Selection | None,
+        limit: int | None,
+        cache: AnswerCache,
+    ) -> bytes:
+        """The encoded list of the Partition structs `partitions` answers for SELECTION
+        (None: no partition), from the encoded structs CACHE keeps of partitions that did
+        not change (metastore.hms.partition_pieces)."""
+        if selection is None:
+            return partition_pieces.empty()
+        rows = pr.partition_rows(s, selection, limit, with_versions=True)
+        return partition_pieces.encoded(
+            rows,
+            (db.CTLG_NAME, db.NAME, table.TBL_NAME),
+            table.TBL_ID,
+            cache,
+            lambda changed: self.partitions_of_rows(s, db, table, changed),
+        )
 
     def partitions_of_rows(
         self,

@@ -10,12 +10,11 @@ from typing import Any
 
 from thrift.protocol.TProtocol import TProtocolBase, TProtocolFactory
 from thrift.Thrift import TApplicationException, TMessageType, TType
-from thrift.transport.TTransport import TTransportException
+from thrift.transport.TTransport import TMemoryBuffer, TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore
-from hive_metastore_thrift.ttypes import MetaException, NoSuchObjectException
 from metastore.access import Right, current_connection
-from metastore.hms import aggr_pieces, cache, pieces
+from metastore.hms import aggr_pieces, cache, partition_pieces, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.store import versions
@@ -109,7 +108,8 @@ class Processor(ThriftHiveMetastore.Processor):
     ) -> None:
         """Call NAME served from the cache when its stored answer was read at the versions
         its tables have now, else as any call, its answer stored (metastore.hms.cache)."""
-        assert self._cache is not None
+        kept = self._cache
+        assert kept is not None
         data: bytes = iprot.trans.getvalue()
         key = (name, self._variant, data[cache.header_length(data, name) :])
         arguments = cache.args_struct(name)
@@ -130,7 +130,7 @@ class Processor(ThriftHiveMetastore.Processor):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
         known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
-        body = self._cache.lookup(key, found)
+        body = kept.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
             oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
@@ -138,10 +138,19 @@ class Processor(ThriftHiveMetastore.Processor):
             oprot.writeMessageEnd()
             oprot.trans.flush()
             return
-        reply = cache.replay(self, data, self._protocols)
+        if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
+            reply = self._encoded_reply(
+                name,
+                seqid,
+                arguments,
+                lambda: handler.partitions_encoded(name, arguments, kept),
+                partition_pieces.SUCCESS,
+            )
+        else:
+            reply = cache.replay(self, data, self._protocols)
         body = cache.reply_body(reply, name) if known else None
         if body is not None:
-            self._cache.store(key, found, body)
+            kept.store(key, found, body)
         self._send(oprot, reply)
 
     def _table_statistics(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
@@ -190,38 +199,68 @@ class Processor(ThriftHiveMetastore.Processor):
         oprot: TProtocolBase,
     ) -> None:
         """Call NAME, whose argument is one request, answered with the encoded success
-        value ENCODED gives for it; its errors answered as the generated code answers them
-        (each call served so declares NoSuchObjectException o1 and MetaException o2)."""
+        value (a struct) ENCODED gives for it."""
         arguments = cache.args_struct(name)
         arguments.read(iprot)
         iprot.readMessageEnd()
+        reply = self._encoded_reply(
+            name, seqid, arguments, lambda: encoded(arguments.request), pieces.SUCCESS
+        )
+        self._send(oprot, reply)
+
+    def _encoded_reply(
+        self,
+        name: str,
+        seqid: int,
+        arguments: Any,
+        encoded: Callable[[], bytes],
+        success: bytes,
+    ) -> bytes:
+        """The reply message of call NAME to ARGUMENTS: its success value as ENCODED gives
+        it (after SUCCESS, the start of the result's field 0), or its error as the generated
+        code answers it (a declared exception in its field of the result, else an
+        application exception)."""
+        replies = TMemoryBuffer()
+        oprot = self._protocols.getProtocol(replies)
         result = cache.result_struct(name)
         try:
-            body = encoded(arguments.request)
+            body = encoded()
         except TTransportException:
             raise
-        except (NoSuchObjectException, MetaException) as e:
-            result.o1, result.o2 = (e, None) if isinstance(e, NoSuchObjectException) else (None, e)
-            kind = TMessageType.REPLY
-        except TApplicationException as e:
-            log.exception("TApplication exception in handler")
-            result, kind = e, TMessageType.EXCEPTION
-        except Exception:
-            log.exception("Unexpected exception in handler")
-            kind = TMessageType.EXCEPTION
-            result = TApplicationException(TApplicationException.INTERNAL_ERROR, "Internal error")
+        except Exception as e:
+            field = _declared_field(result, e)
+            if field is not None:
+                setattr(result, field, e)
+                kind = TMessageType.REPLY
+            elif isinstance(e, TApplicationException):
+                log.exception("TApplication exception in handler")
+                result, kind = e, TMessageType.EXCEPTION
+            else:
+                log.exception("Unexpected exception in handler")
+                kind = TMessageType.EXCEPTION
+                result = TApplicationException(
+                    TApplicationException.INTERNAL_ERROR, "Internal error"
+                )
+            oprot.writeMessageBegin(name, kind, seqid)
+            result.write(oprot)
         else:
             oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
-            oprot.trans.write(pieces.SUCCESS + body + pieces.STOP)
-            oprot.writeMessageEnd()
-            oprot.trans.flush()
-            return
-        oprot.writeMessageBegin(name, kind, seqid)
-        result.write(oprot)
+            oprot.trans.write(success + body + pieces.STOP)
         oprot.writeMessageEnd()
-        oprot.trans.flush()
+        value: bytes = replies.getvalue()
+        return value
 
     @staticmethod
     def _send(oprot: TProtocolBase, reply: bytes) -> None:
         oprot.trans.write(reply)
         oprot.trans.flush()
+
+
+def _declared_field(result: Any, error: Exception) -> str | None:
+    """The field of RESULT (a call's result struct) that holds ERROR, when the call declares
+    its class (the fields after the success value, by their thrift_spec)."""
+    for spec in result.thrift_spec[1:]:
+        if spec is not None and spec[1] == TType.STRUCT and isinstance(error, spec[3][0]):
+            name: str = spec[2]
+            return name
+    return None

@@ -64,6 +64,8 @@ _TBLS = m.Table.__table__
 _DBS = m.Database.__table__
 _TAB_COL_STATS = m.TableColumnStats.__table__
 _PARTITION_KEYS = m.PartitionKey.__table__
+_PART_VERSIONS = m.PartitionVersion.__table__
+_TBL_VERSIONS = m.TableVersion.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
@@ -166,19 +168,37 @@ def _storage_columns() -> list[Any]:
     ]
 
 
+# With `with_versions`, after those: the partition's version (PART_VERSIONS), its table's
+# VERSION, PARTS_VERSION and SEEN_VERSION (TBL_VERSIONS; metastore.store.versions).
+PART_VERSION, TABLE_VERSION, PARTS_VERSION, SEEN_VERSION = range(18, 22)
+
+
 def partition_rows(
-    s: Session, selection: Select[tuple[int]], limit: int | None = None
+    s: Session,
+    selection: Select[tuple[int]],
+    limit: int | None = None,
+    *,
+    with_versions: bool = False,
 ) -> Sequence[Any]:
     """The partitions SELECTION (from `of_table`) selects, with their storage descriptor and
     serde, ordered by PART_NAME in byte order (as HMS), at most LIMIT of them (None or
-    negative: all). The fields of a row are at the positions named above."""
+    negative: all), and WITH_VERSIONS the versions read in the same statement. The fields
+    of a row are at the positions named above."""
     ordered = _ordered(s, selection, limit)
     p, sd, serde = PARTITIONS.c, _SDS.c, _SERDES.c
-    return s.execute(
+    query = (
         ordered.outerjoin_from(PARTITIONS, _SDS, sd.SD_ID == p.SD_ID)
         .outerjoin_from(_SDS, _SERDES, serde.SERDE_ID == sd.SERDE_ID)
         .with_only_columns(p.PART_ID, p.CREATE_TIME, p.LAST_ACCESS_TIME, *_storage_columns())
-    ).all()
+    )
+    if with_versions:
+        pv, tv = _PART_VERSIONS.c, _TBL_VERSIONS.c
+        query = (
+            query.outerjoin_from(PARTITIONS, _PART_VERSIONS, pv.PART_ID == p.PART_ID)
+            .outerjoin_from(PARTITIONS, _TBL_VERSIONS, tv.TBL_ID == p.TBL_ID)
+            .add_columns(pv.VERSION, tv.VERSION, tv.PARTS_VERSION, tv.SEEN_VERSION)
+        )
+    return s.execute(query).all()
 
 
 @functools.cache

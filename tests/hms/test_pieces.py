@@ -1,8 +1,10 @@
-"""Answers of get_partitions_statistics_req rebuilt by the partitions that changed
-(metastore.hms.pieces): after a change only the changed partitions are read again; and
-random changes and reads through two servers with caches answer what a server without one
-answers (the bytes of the parts are tested against the generated code's in
-tests/hms/test_stats_wire.py)."""
+"""Answers rebuilt by the partitions that changed: of get_partitions_statistics_req
+(metastore.hms.pieces), get_aggr_stats_for (metastore.hms.aggr_pieces) and the calls that
+list partitions (metastore.hms.partition_pieces): after a change only the changed
+partitions are read again; and random changes and reads through two servers with caches
+answer what a server without one answers (the bytes of the statistics parts are tested
+against the generated code's in tests/hms/test_stats_wire.py; the partitions' parts are
+the generated code's)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,25 @@ from typing import Any
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 from conftest import RunningServer, connect
 from driver_trace import DriverStatements
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from metadata_builders import Client, column_stats, database, fields, partition, table
+from metadata_builders import (
+    Client,
+    column_stats,
+    database,
+    fields,
+    partition,
+    storage,
+    table,
+)
 from thrift.Thrift import TApplicationException
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
-from metastore.hms import aggr_pieces, pieces
+from metastore.hms import aggr_pieces, partition_pieces, pieces
 from metastore.sketches.hll import HyperLogLog
 
 COLUMNS = fields(
@@ -132,15 +143,20 @@ def test_after_a_write_only_the_partition_written_is_read_again(
     assert written["i"].statsData.longStats.highValue == 40
     # (read by the statement that tells which changed: no lookup of its part).
     assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses)
-    # Any other change to the table: every partition is read again (with their versions,
-    # in one statement: no part looked up), and kept.
+    # An alter of a partition moves its version only: that one is read again.
     cache = servers[1].server.cache
     assert cache is not None
     stored = cache.counters.stored
     a.alter_partition(db, "t", partition(db, "t", [VALUES[2]], parameters={"k": "v"}))
     assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
-    assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses)
-    # The parts, what is held, the whole answer.
+    assert _counts(servers[1]) == (hits + 2 * (len(VALUES) - 1), misses)
+    assert cache.counters.stored == stored + 3  # its part, what is held, the whole answer
+    # Any other change to the table: every partition is read again (with their versions,
+    # in one statement: no part looked up), and kept.
+    hits, stored = _counts(servers[1])[0], cache.counters.stored
+    a.alter_table(db, "t", table(db, "t", keys=KEYS, cols=COLUMNS, parameters={"k": "v"}))
+    assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
+    assert _counts(servers[1]) == (hits, misses)
     assert cache.counters.stored == stored + len(VALUES) + 2
     plain.drop_database(db, True, True)
 
@@ -167,6 +183,140 @@ def test_after_a_write_only_the_run_of_the_partition_written_is_merged_again(
     assert {o.colName: o for o in after.colStats}["i"].statsData.longStats.highValue == 41
     assert _counts(servers[1], aggr_pieces.PIECE) == (parts[0] + 1, parts[1])
     assert _counts(servers[1], aggr_pieces.RUN) == (merged[0] + runs - 1, merged[1] + 1)
+    plain.drop_database(db, True, True)
+
+
+def test_after_a_write_only_the_partition_written_is_built_again(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+) -> None:
+    db = f"parts_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    names = [f"ds={v}" for v in VALUES]
+    first = b.get_partitions_by_names(db, "t", names)
+    assert first == plain.get_partitions_by_names(db, "t", names)
+    assert len(first) == len(VALUES)
+    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    assert misses >= len(VALUES)
+    # Another call that lists them shares the parts.
+    assert b.get_partitions(db, "t", -1) == plain.get_partitions(db, "t", -1)
+    assert _counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES), misses)
+    # A write through the other server changes one partition (its COLUMN_STATS_ACCURATE):
+    # server b builds that one again, and copies the others.
+    a.update_partition_column_statistics(
+        column_stats(db, "t", every_kind(7)[:1], f"ds={VALUES[-1]}")
+    )
+    for call, args in [
+        ("get_partitions_by_names", (names,)),
+        ("get_partitions_by_filter", (f"ds >= '{VALUES[0]}'", -1)),
+    ]:
+        hits, misses = _counts(servers[1], partition_pieces.PIECE)
+        after = getattr(b, call)(db, "t", *args)
+        assert after == getattr(plain, call)(db, "t", *args)
+        assert "COLUMN_STATS_ACCURATE" in after[-1].parameters
+        built = 1 if call == "get_partitions_by_names" else 0  # then kept
+        assert _counts(servers[1], partition_pieces.PIECE) == (
+            hits + len(VALUES) - built,
+            misses + built,
+        )
+    # An alter of a partition: that one is built again.
+    a.alter_partition(db, "t", partition(db, "t", [VALUES[0]], parameters={"k": "v"}))
+    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    after = b.get_partitions(db, "t", -1)
+    assert after == plain.get_partitions(db, "t", -1)
+    assert after[0].parameters["k"] == "v"
+    assert _counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES) - 1, misses + 1)
+    # Any other change to the table: every partition is built again.
+    a.alter_table(db, "t", table(db, "t", keys=KEYS, cols=COLUMNS, parameters={"k": "v"}))
+    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    assert b.get_partitions(db, "t", -1) == plain.get_partitions(db, "t", -1)
+    assert _counts(servers[1], partition_pieces.PIECE) == (hits, misses + len(VALUES))
+    plain.drop_database(db, True, True)
+
+
+def test_errors_of_the_calls_that_list_partitions_are_those_without_a_cache(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+) -> None:
+    db = f"perr_{uuid.uuid4().hex[:10]}"
+    _, b, plain = clients
+    _make(plain, db)
+    calls: list[tuple[str, tuple[Any, ...]]] = [
+        ("get_partitions", (db, "nope", -1)),
+        ("get_partitions", ("nope", "t", -1)),
+        ("get_partitions_by_names", (db, "nope", ["ds=x"])),
+        ("get_partitions_by_names", (db, "t", ["nope=1", "ds"])),
+        ("get_partitions_ps", (db, "t", ["a", "b"], -1)),
+        ("get_partitions_ps_with_auth", (db, "nope", [], -1, "u", [])),
+        ("get_partitions_by_filter", (db, "t", "ds >>> 'x", -1)),
+        ("get_partitions_by_filter", (db, "t", "nokey = 'x'", -1)),
+        ("get_partitions_by_filter", (db, "nope", "ds = 'x'", -1)),
+    ]
+    for call, args in calls:
+        answers = []
+        for client in (b, plain):
+            try:
+                answers.append(getattr(client, call)(*args))
+            except TApplicationException:
+                raise
+            except Exception as e:  # the IDL's exceptions
+                answers.append((type(e).__name__, getattr(e, "message", str(e))))
+        assert answers[0] == answers[1], call
+    plain.drop_database(db, True, True)
+
+
+def test_a_change_by_another_writer_is_read_whole(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+) -> None:
+    """A change that moves the table's version only (as HMS's triggers in an adopted
+    database do, metastore.store.adopt) moves no partition's version: the parts kept are
+    not served until colstats changes the table again."""
+    db = f"other_{uuid.uuid4().hex[:10]}"
+    _, b, plain = clients
+    _make(plain, db)
+    names = [f"ds={v}" for v in VALUES]
+    request = t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], names)
+    reads: list[tuple[str, tuple[Any, ...]]] = [
+        ("get_partitions_by_names", (db, "t", names)),
+        ("get_partitions_by_filter", (db, "t", "ds > 'a'", -1)),
+        (pieces.CALL, (request,)),
+        (aggr_pieces.CALL, (request,)),
+    ]
+    for call, args in reads:  # the parts kept
+        assert getattr(b, call)(*args) == getattr(plain, call)(*args)
+    with servers[1].engine.begin() as conn:
+        (part_id, tbl_id) = conn.execute(
+            sa.text(
+                'SELECT p."PART_ID", p."TBL_ID" FROM "PARTITIONS" p '
+                'JOIN "TBLS" t ON t."TBL_ID" = p."TBL_ID" JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                'WHERE d."NAME" = :db AND p."PART_NAME" = :name'
+            ),
+            {"db": db, "name": names[0]},
+        ).one()
+        conn.execute(
+            sa.text(
+                'INSERT INTO "PARTITION_PARAMS" ("PART_ID", "PARAM_KEY", "PARAM_VALUE") '
+                "VALUES (:p, 'written by', 'hms')"
+            ),
+            {"p": part_id},
+        )
+        conn.execute(
+            sa.text(
+                'UPDATE "PART_COL_STATS" SET "LONG_HIGH_VALUE" = 999 '
+                """WHERE "PART_ID" = :p AND "COLUMN_NAME" = 'i'"""
+            ),
+            {"p": part_id},
+        )
+        conn.execute(
+            sa.text('UPDATE "TBL_VERSIONS" SET "VERSION" = "VERSION" + 1 WHERE "TBL_ID" = :t'),
+            {"t": tbl_id},
+        )
+    for call, args in reads:
+        answer = getattr(b, call)(*args)
+        assert answer == getattr(plain, call)(*args), call
+    partitions = b.get_partitions_by_names(db, "t", names)
+    assert partitions[0].parameters["written by"] == "hms"
+    written = {o.colName: o for o in b.get_partitions_statistics_req(request).partStats[names[0]]}
+    assert written["i"].statsData.longStats.highValue == 999
     plain.drop_database(db, True, True)
 
 
@@ -198,6 +348,23 @@ def _changes(db: str) -> dict[str, Callable[[Client, str, int], Any]]:
         "alter partition": lambda c, v, n: c.alter_partition(
             db, "t", partition(db, "t", [v], parameters={"n": str(n)})
         ),
+        "alter partitions": lambda c, v, n: c.alter_partitions(
+            db,
+            "t",
+            [
+                partition(db, "t", [v], parameters={"n": str(n)}),
+                partition(
+                    db,
+                    "t",
+                    [VALUES[n % len(VALUES)]],
+                    # Another column list (a type changed, one left out): its statistics go.
+                    storage(fields(("b", "string"), *((f.name, f.type) for f in COLUMNS[2:]))),
+                ),
+            ],
+        ),
+        "alter table": lambda c, v, n: c.alter_table(
+            db, "t", table(db, "t", keys=KEYS, cols=COLUMNS, parameters={"n": str(n)})
+        ),
         "rename partition": lambda c, v, n: c.rename_partition(
             db, "t", [v], partition(db, "t", [VALUES[n % len(VALUES)]])
         ),
@@ -218,11 +385,26 @@ def _change(change: Callable[[Client, str, int], Any], client: Client, v: str, n
         pass
 
 
-def _read(client: Client, db: str, n: int, names: list[str], call: str) -> Any:
+def _arguments(db: str, n: int, names: list[str], call: str) -> tuple[Any, ...]:
+    """The arguments of CALL for the Nth read of partitions NAMES."""
+    value, limit = names[0].split("=", 1)[1], n % 7 - 1  # -1: all
+    if call == "get_partitions":
+        return db, "t", limit
+    if call == "get_partitions_by_names":
+        return db, "t", names
+    if call == "get_partitions_ps":
+        return db, "t", [value if n % 2 else ""], limit
+    if call == "get_partitions_ps_with_auth":
+        return db, "t", [value], limit, "user", ["group"]
+    if call == "get_partitions_by_filter":
+        return db, "t", f"ds {'<=' if n % 2 else '>'} '{value}'", limit
     columns = [f.name for i, f in enumerate(COLUMNS) if (n >> i) & 1 or n % 5 == 0]
-    request = t.PartitionsStatsRequest(db, "t", columns, names)
+    return (t.PartitionsStatsRequest(db, "t", columns, names),)
+
+
+def _read(client: Client, db: str, n: int, names: list[str], call: str) -> Any:
     try:
-        return getattr(client, call)(request)
+        return getattr(client, call)(*_arguments(db, n, names, call))
     except TApplicationException:
         raise
     except Exception as e:  # the IDL's exceptions: the same through every server
@@ -261,7 +443,7 @@ def test_answers_rebuilt_by_partition_are_those_without_a_cache(
             _change(changes[name], client, value, number)
             continue
         names = [f"ds={v}" for v in read]
-        for call in (pieces.CALL, aggr_pieces.CALL):
+        for call in (pieces.CALL, aggr_pieces.CALL, *sorted(partition_pieces.CALLS)):
             for _ in range(2):  # the second from memory when nothing changed between
                 answer = _read(client, db, number, names, call)
                 expected = _read(plain, db, number, names, call)

@@ -18,6 +18,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore import names as naming
 from metastore import warehouse
 from metastore.errors import NotFound
+from metastore.hms.cache import AnswerCache
 from metastore.hms.call import call
 from metastore.hms.handler import fast_stats
 from metastore.hms.handler.base import ServiceBase, properties
@@ -32,6 +33,15 @@ from metastore.store.partition_filter import queries as filter_queries
 from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
 from metastore.store.storage import insert_storages
 from metastore.store.transactions import on_commit
+
+Selected = tuple[
+    m.Database | partition_rows.StoredDatabase,
+    m.Table | partition_rows.StoredTable,
+    partition_rows.Selection | None,
+    int | None,
+]
+"""What a call that lists partitions lists: of a database and table, the partitions a
+selection selects (None: none), at most a number of them (None or negative: all)."""
 
 
 class _Added(NamedTuple):
@@ -326,14 +336,57 @@ class PartitionCalls(ServiceBase):
     def get_partitions(
         self, s: Session, db_name: str, tbl_name: str, max_parts: int
     ) -> list[t.Partition]:
-        found = lookup.stored_table(s, db_name, tbl_name)
-        selection = partition_rows.of_table(found.table.TBL_ID)
-        return self.answers.partitions(s, found.database, found.table, selection, max_parts)
+        return self._listed(s, self._every(s, db_name, tbl_name, max_parts))
 
     @call(write=False)
     def get_partitions_by_names(
         self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
     ) -> list[t.Partition]:
+        return self._listed(s, self._by_names(s, db_name, tbl_name, names))
+
+    # -- the partitions a call lists ------------------------------------------------------
+
+    def _listed(self, s: Session, selected: Selected) -> list[t.Partition]:
+        """The Partition structs of the partitions SELECTED."""
+        db, table, selection, limit = selected
+        if selection is None:
+            return []
+        return self.answers.partitions(s, db, table, selection, limit)
+
+    def partitions_encoded(self, name: str, arguments: Any, cache: AnswerCache) -> bytes:
+        """The answer of call NAME (of partition_pieces.CALLS) to ARGUMENTS (its argument
+        struct), encoded (the result's list of Partition), from the encoded partitions
+        CACHE keeps of partitions that did not change (metastore.hms.partition_pieces): the
+        same operation as the call, with its errors."""
+
+        def answer(s: Session) -> bytes:
+            db, table, selection, limit = self._selected(s, name, arguments)
+            return self.answers.partitions_encoded(s, db, table, selection, limit, cache)
+
+        return self.operations.run(name, answer, write=False)
+
+    def _selected(self, s: Session, name: str, a: Any) -> Selected:
+        """The partitions call NAME lists for its arguments A."""
+        if name == "get_partitions":
+            return self._every(s, a.db_name, a.tbl_name, a.max_parts)
+        if name == "get_partitions_by_names":
+            return self._by_names(s, a.db_name, a.tbl_name, a.names)
+        if name in ("get_partitions_ps", "get_partitions_ps_with_auth"):
+            db, table, selection = self._by_partial_values(s, a.db_name, a.tbl_name, a.part_vals)
+            return db, table, selection, a.max_parts
+        if name == "get_partitions_by_filter":
+            return self._by_filter(s, a.db_name, a.tbl_name, a.filter, a.max_parts)
+        raise ValueError(f"{name} does not list partitions")
+
+    @staticmethod
+    def _every(s: Session, db_name: str, tbl_name: str, max_parts: int) -> Selected:
+        found = lookup.stored_table(s, db_name, tbl_name)
+        selection = partition_rows.of_table(found.table.TBL_ID)
+        return found.database, found.table, selection, max_parts
+
+    def _by_names(
+        self, s: Session, db_name: str, tbl_name: str, names: list[str] | None
+    ) -> Selected:
         db, table, keys = self._table_with_keys(s, db_name, tbl_name)
         stored = []
         for name in names or []:
@@ -342,11 +395,11 @@ class PartitionCalls(ServiceBase):
             except naming.InvalidNameError:
                 continue  # HMS leaves out names it cannot find
         if not stored:
-            return []
+            return db, table, None, None
         selection = partition_rows.of_table(table.TBL_ID).where(
             partition_rows.PARTITIONS.c.PART_NAME.in_(stored)
         )
-        return self.answers.partitions(s, db, table, selection)
+        return db, table, selection, None
 
     @call(write=False)
     def get_partition_names(
@@ -408,7 +461,7 @@ class PartitionCalls(ServiceBase):
         max_parts: int,
     ) -> list[t.Partition]:
         database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return self.answers.partitions(s, database, table, found, max_parts)
+        return self._listed(s, (database, table, found, max_parts))
 
     @call(write=False)
     def get_partitions_ps_with_auth(
@@ -422,7 +475,7 @@ class PartitionCalls(ServiceBase):
         group_names: list[str] | None,
     ) -> list[t.Partition]:
         database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return self.answers.partitions(s, database, table, found, max_parts)
+        return self._listed(s, (database, table, found, max_parts))
 
     @call(write=False)
     def get_partition_names_ps(
@@ -495,12 +548,17 @@ class PartitionCalls(ServiceBase):
         """The partitions FILTER selects (HMS's filter grammar, evaluated by the database;
         see metastore.store.partition_filter), in name order. A filter that does not parse is a
         MetaException starting "Error parsing partition filter", which Spark relies on."""
-        database, table, keys, flt = self._filtered(s, db_name, tbl_name, filter)
+        return self._listed(s, self._by_filter(s, db_name, tbl_name, filter, max_parts))
+
+    def _by_filter(
+        self, s: Session, db_name: str, tbl_name: str, filter_text: str | None, max_parts: int
+    ) -> Selected:
+        database, table, keys, flt = self._filtered(s, db_name, tbl_name, filter_text)
         try:
             found = filter_queries.partitions_by_filter(s, table.TBL_ID, keys, flt)
         except PartitionFilterError as e:
             raise t.MetaException(str(e)) from None
-        return self.answers.partitions(s, database, table, found, max_parts)
+        return database, table, found, max_parts
 
     @call(write=False)
     def get_num_partitions_by_filter(

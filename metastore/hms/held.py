@@ -6,10 +6,11 @@ when that moved, the call is answered again. Before partition versions, that was
 statement more: the whole answer. Here too: what the server holds of the request (each
 partition's id and version, in the answer's order, and the table's version they were
 current at) is kept in the cache, and one statement reads the table's versions and the rows
-of its partitions whose version is above the held one. A change to a partition's statistics
-gives it a version above every version before (metastore.store.versions), so those are the
-partitions changed since; any other change to the table moves its PARTS_VERSION, and then,
-as when nothing is held, the partitions' versions are read again.
+of its partitions whose version is above the held one. A change to a partition that keeps
+its name (its statistics, an alter) gives it a version above every version before
+(metastore.store.versions), so those are the partitions changed since; any other change to
+the table moves its PARTS_VERSION, and then, as when nothing is held, the partitions'
+versions are read again.
 """
 
 from __future__ import annotations

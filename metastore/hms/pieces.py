@@ -5,14 +5,14 @@ any write to the table moves: after a write of one partition's statistics, an an
 200 partitions was read, built and encoded again whole. Here each partition's part of the
 answer (its name and the encoded list of its ColumnStatisticsObj) is kept in the same cache,
 under the versions that tell when it changes (metastore.store.versions: the partition's
-version, moved by every write of its statistics, and its table's PARTS_VERSION, moved by
-every other change to the table), so that an answer re-reads and re-encodes only the
-partitions whose versions moved, and copies the others' bytes.
+version, moved by every write of its statistics and alter of it, and its table's
+PARTS_VERSION, moved by every other change to the table), so that an answer re-reads and
+re-encodes only the partitions whose versions moved, and copies the others' bytes.
 
 After a write, a read takes one statement besides the table's version, as the read of the
 whole answer took one before partition versions: the partitions of the request as last read
 are held, and one statement reads the rows of those changed since (metastore.hms.held).
-When nothing is held, the table changed otherwise than in its partitions' statistics, or a
+When nothing is held, the table changed otherwise than in some of its partitions, or a
 part was evicted, one statement reads every partition's rows with their versions, as the
 whole read does, and their parts are kept. Parts are kept under the versions read with their
 rows, in the same statement, so never under versions newer than their data.

@@ -40,9 +40,16 @@ def database(s: Session, db_arg: str | None, catalog: str | None = None) -> m.Da
 
 
 def table(
-    s: Session, db_arg: str | None, table_name: str | None, catalog: str | None = None
+    s: Session,
+    db_arg: str | None,
+    table_name: str | None,
+    catalog: str | None = None,
+    *,
+    mark: bool = True,
 ) -> tuple[m.Database, m.Table]:
-    """Table TABLE_NAME of database DB_ARG, with its database."""
+    """Table TABLE_NAME of database DB_ARG, with its database; in a change, MARKed as
+    changed in any of its partitions (versions.touch; a caller that changes only some of its
+    partitions, keeping their names, marks those instead: versions.touch_partitions)."""
     cat, db_name = names.split_catalog(db_arg)
     if catalog:
         cat = names.identifier(catalog)
@@ -50,7 +57,8 @@ def table(
         # Most calls name a table that exists: one query finds it with its database.
         found = find_database_table(s, cat, names.identifier(db_name), names.identifier(table_name))
         if found is not None:
-            versions.touch(s, found[1].TBL_ID)
+            if mark:
+                versions.touch(s, found[1].TBL_ID)
             return found
     db = database(s, db_arg, catalog)
     if not table_name:

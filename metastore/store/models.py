@@ -224,7 +224,8 @@ class TableVersion(Base):
     VERSION: Mapped[int] = mapped_column(BigInteger)
     PARTS_VERSION: Mapped[int | None] = mapped_column(BigInteger)
     """The VERSION of the table's last change that may have changed its partitions without
-    moving their PART_VERSIONS (schema 0008): any change but a write of statistics."""
+    moving their PART_VERSIONS (schema 0008): any change but a write of statistics or an
+    alter of partitions."""
     SEEN_VERSION: Mapped[int | None] = mapped_column(BigInteger)
     """The VERSION colstats (0008 or later) last gave the table: another VERSION means a
     change by another writer (an older server, HMS's triggers in an adopted database), which
@@ -233,8 +234,8 @@ class TableVersion(Base):
 
 class PartitionVersion(Base):
     """The version of a partition (not in HMS's schema, schema 0008): the table's VERSION at
-    the last write of its statistics (metastore.store.versions). What a partition's version
-    does not cover, its table's PARTS_VERSION does."""
+    the last write of its statistics or alter of it (metastore.store.versions). What a
+    partition's version does not cover, its table's PARTS_VERSION does."""
 
     __tablename__ = "PART_VERSIONS"
 

@@ -14,16 +14,18 @@ grows (the larger of its version + 1 and the drawn value). So a pair (TBL_ID, VE
 names one state of one table, even where SQLite gives a dropped table's id to a new one,
 and of two versions of a table the larger is the newer.
 
-Partitions (schema 0008): a write of statistics marks the partitions it writes
-(`touch_partitions`), and its bump gives them the table's new version (PART_VERSIONS) without
-moving the table's PARTS_VERSION; every other change to a table sets PARTS_VERSION to the
-new version. So the statistics of a partition read at (PARTS_VERSION, the partition's
-version) are current while both are: an answer over many partitions re-reads only the
-partitions whose version moved. Each bump also sets SEEN_VERSION to the new version; a
-table whose VERSION differs from its SEEN_VERSION was last changed by another writer (a
-server older than 0008, HMS's triggers in an adopted database), which moves no partition
-versions: its partitions' versions are not used until colstats changes it again, which then
-moves PARTS_VERSION too.
+Partitions (schema 0008): a change that keeps the names of a table's partitions and changes
+only some of them (a write of statistics, an alter of partitions) marks those it changes
+(`touch_partitions`), and its bump gives them the table's new version (PART_VERSIONS)
+without moving the table's PARTS_VERSION; every other change to a table (an add, drop or
+rename of partitions, a change of the table itself) sets PARTS_VERSION to the new version.
+So what a partition holds (its rows, parameters, storage and statistics) read at
+(PARTS_VERSION, the partition's version) is current while both are: an answer over many
+partitions re-reads only the partitions whose version moved. Each bump also sets
+SEEN_VERSION to the new version; a table whose VERSION differs from its SEEN_VERSION was
+last changed by another writer (a server older than 0008, HMS's triggers in an adopted
+database), which moves no partition versions: its partitions' versions are not used until
+colstats changes it again, which then moves PARTS_VERSION too.
 
 Two changes move their table's versions in their own statement instead of `bump`, each as
 `bump` would: a per-call write of statistics on PostgreSQL (the function of schema 0009,
@@ -90,9 +92,9 @@ def touch(s: Session, tbl_id: int) -> None:
 
 
 def touch_partitions(s: Session, tbl_id: int, part_ids: Iterable[int]) -> None:
-    """Mark table TBL_ID as changed by the transaction of S, when it is a change, in the
-    statistics of partitions PART_IDS (none: its own statistics) only: their versions move,
-    its PARTS_VERSION does not (unless something else touches it)."""
+    """Mark table TBL_ID as changed by the transaction of S, when it is a change, in
+    partitions PART_IDS only, their names kept (none: in its own statistics): their
+    versions move, its PARTS_VERSION does not (unless something else touches it)."""
     if s.info.get(_CHANGE):
         s.info.setdefault(_PARTITIONS, {}).setdefault(tbl_id, set()).update(part_ids)
 

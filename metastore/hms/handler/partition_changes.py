@@ -26,7 +26,7 @@ from metastore.hms.handler.stats_writes import StatisticsWrites
 from metastore.hms.structs import tables as table_structs
 from metastore.stats import writes as statistics
 from metastore.stats.queries import PARTITION_LEVEL
-from metastore.store import lookup
+from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.databases import database_by_id
 from metastore.store.params import params as get_params
@@ -53,9 +53,13 @@ from metastore.store.transactions import on_commit, on_rollback
 class PartitionChangeCalls(StatisticsWrites):
     # -- alter ----------------------------------------------------------------------------
 
-    def _alterable(self, s: Session, db_name: str, tbl_name: str) -> tuple[m.Database, m.Table]:
+    def _alterable(
+        self, s: Session, db_name: str, tbl_name: str, *, renames: bool
+    ) -> tuple[m.Database, m.Table]:
+        """The table whose partitions an alter changes; marked as changed in any of its
+        partitions when it RENAMES one (the others mark the partitions they alter)."""
         try:
-            return lookup.table(s, db_name, tbl_name)
+            return lookup.table(s, db_name, tbl_name, mark=renames)
         except NotFound as e:
             raise t.InvalidOperationException(f"cannot alter partitions: {e.message}") from None
 
@@ -69,12 +73,14 @@ class PartitionChangeCalls(StatisticsWrites):
     ) -> None:
         """Replace the storage and parameters of partitions found by their values: all of
         them or, when one does not exist, none."""
-        database, table = self._alterable(s, db_name, tbl_name)
+        database, table = self._alterable(s, db_name, tbl_name, renames=False)
         keys = lookup.partition_keys(s, table)
         by_name: dict[str, t.Partition] = {}
         for part in new_parts or []:
             by_name[self._name_of(database, table, keys, part)] = part
         found = {p.PART_NAME: p for p in find_partitions(s, table.TBL_ID, list(by_name))}
+        # Their names stay: their versions tell what changed (metastore.store.versions).
+        versions.touch_partitions(s, table.TBL_ID, [p.PART_ID for p in found.values()])
         for name, part in by_name.items():
             partition = found.get(name)
             if partition is None:
@@ -204,7 +210,7 @@ class PartitionChangeCalls(StatisticsWrites):
         if not part_vals:
             self._alter_partitions(s, db_name, tbl_name, [new_part])
             return
-        database, table = self._alterable(s, db_name, tbl_name)
+        database, table = self._alterable(s, db_name, tbl_name, renames=True)
         keys = lookup.partition_keys(s, table)
         where = f"{database.NAME}.{table.TBL_NAME}"
         old_name = self._name_of(database, table, keys, t.Partition(values=part_vals))

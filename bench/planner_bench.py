@@ -24,9 +24,9 @@ generated client, each server in a process of its own on a loopback port:
   get_table, alter_table_with_environment_context swapping metadata_location, unlock: four
   calls; HMS with its transaction tables made);
 * the statistics of every partition of the table (get_partitions_statistics_req,
-  get_aggr_stats_for) right after a write of one partition's statistics (untimed, a
-  different partition each time), and the same over a table of WIDE partitions (1,200):
-  what a planner reads while data is loaded;
+  get_aggr_stats_for) and the partitions themselves (get_partitions_by_names) right after a
+  write of one partition's statistics (untimed, a different partition each time), and the
+  same over a table of WIDE partitions (1,200): what a planner reads while data is loaded;
 * get_partition_names_ps of a day (Trino's call), one statement when answered: to show what
   the cache costs where the answer costs least;
 * the floors, of our servers: a call that does nothing (set_ugi), a server's cost of a call
@@ -63,7 +63,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
-from planner_jvm import compile_jvm_planner, jvm_throughput
+from planner_jvm import compile_jvm_planner, jvm_after_write, jvm_throughput
 from rpc_bench import our_databases, our_server, postgres_database, raw_engine
 from rpc_workload import connect
 from timing import Plan, Timing, measure, progress
@@ -82,6 +82,7 @@ ROUND_THREADS = "planner round, 4 threads (rounds/s)"
 ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
 NO_OP = "a call that does nothing (set_ugi)"
 COMMIT = "durable commit of COLS rows, no server"
+READ = "one read statement, no server"
 ICEBERG_COMMIT = "iceberg commit (lock, get_table, alter, unlock)"
 WRITES = ("update_partition_column_statistics", "add_partition")
 FLOOR_TARGETS = {"update_partition_column_statistics": 1.5, "add_partition": 2.0}
@@ -102,6 +103,13 @@ TARGETS: dict[str, tuple[float | None, float | None]] = {
 
 AFTER_WRITE_TARGET = 5.0
 """HMS's p50 / ours of the statistics reads of the table right after a write (warm)."""
+AFTER_WRITE_CALLS = (
+    "get_partitions_statistics_req",
+    "get_aggr_stats_for",
+    "get_partitions_by_names",
+)
+"""The reads of every partition of a table timed right after a write of one partition's
+statistics (the target is the statistics reads')."""
 
 
 def day(index: int) -> str:
@@ -229,16 +237,19 @@ def reads(args: argparse.Namespace) -> dict[str, Callable[[Client], Any]]:
     }
 
 
+def _after_write_tables(args: argparse.Namespace) -> dict[str, int]:
+    """The tables read after a write, and their numbers of partitions."""
+    tables = {TABLE: args.days * args.hours, WIDE: args.wide}
+    return {table: count for table, count in tables.items() if count}
+
+
 def after_write_reads(args: argparse.Namespace) -> dict[str, tuple[str, list[str]]]:
     """The reads timed right after a write of one partition's statistics: by name, the
     table and its partitions read (every partition of each)."""
-    tables = {TABLE: args.days * args.hours, WIDE: args.wide}
     out = {}
-    for table, count in tables.items():
-        if not count:
-            continue
+    for table, count in _after_write_tables(args).items():
         names = [f"ds={day(n // args.hours)}/hr={n % args.hours}" for n in range(count)]
-        for call in ("get_partitions_statistics_req", "get_aggr_stats_for"):
+        for call in AFTER_WRITE_CALLS:
             out[f"{call} after a write ({count:,} x {args.cols})"] = (table, names)
     return out
 
@@ -250,8 +261,10 @@ def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) ->
     out: dict[str, Timing] = {}
     counter = iter(range(10**9))
     for name, (table, names) in after_write_reads(args).items():
+        call = name.split()[0]
         request = t.PartitionsStatsRequest(DB, table, columns, names)
-        read = getattr(client, name.split()[0])
+        arguments = (DB, table, names) if call == "get_partitions_by_names" else (request,)
+        read = getattr(client, call)
 
         def write(table: str = table, names: list[str] = names) -> None:
             n = next(counter)
@@ -261,13 +274,13 @@ def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) ->
 
         for _ in range(plan.warmup):
             write()
-            read(request)
+            read(*arguments)
         samples: list[float] = []
         started = time.perf_counter()
         while len(samples) < plan.count:
             write()
             t0 = time.perf_counter()
-            read(request)
+            read(*arguments)
             samples.append(time.perf_counter() - t0)
             if len(samples) >= plan.min_count and time.perf_counter() - started >= plan.budget_s:
                 break
@@ -280,11 +293,13 @@ def _plan(args: argparse.Namespace) -> Plan:
     return Plan(count=args.repeat, budget_s=args.budget, warmup=3)
 
 
-def commit_floor(url: str, args: argparse.Namespace, plan: Plan) -> float:
-    """p50 in seconds of a transaction that upserts COLS rows of a table of its own in the
-    database of URL and commits, on the driver (no server, no statement of the metastore's):
-    the least a durable statistics write costs there (SQLite: WAL, synced at the commit as
-    the server's; PostgreSQL: its WAL flushed at the commit)."""
+def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, float]:
+    """p50 in seconds, on the driver (no server, no statement of the metastore's), of:
+    COMMIT, a transaction that upserts COLS rows of a table of its own in the database of
+    URL and commits, the least a durable statistics write costs there (SQLite: WAL, synced
+    at the commit as the server's; PostgreSQL: its WAL flushed at the commit); READ, a read
+    of one of those rows by its key outside a transaction, the least a statement costs (an
+    exact answer from memory reads its tables' versions, one statement)."""
     engine = raw_engine(url)
     postgres = engine.dialect.name == "postgresql"
     with engine.begin() as conn:
@@ -316,8 +331,21 @@ def commit_floor(url: str, args: argparse.Namespace, plan: Plan) -> float:
             cursor.execute("COMMIT")
         cursor.close()
 
+    select = "SELECT value FROM bench_commit_floor WHERE owner = {0} AND col = {0}".format(
+        "%s" if postgres else "?"
+    )
+
+    def read() -> None:
+        n = next(counter)
+        cursor = driver.cursor()
+        cursor.execute(select, (n % 200, f"c{n % args.cols}"))
+        cursor.fetchall()
+        cursor.close()
+        if postgres:  # outside a transaction, as the server reads versions
+            driver.rollback()
+
     try:
-        return measure(write, plan).p50
+        return {COMMIT: measure(write, plan).p50, READ: measure(read, plan).p50}
     finally:
         pooled.close()
         engine.dispose()
@@ -459,6 +487,13 @@ def run(
         for name, timing in measure_after_write(client, args, plan).items():
             out[name] = timing.p50
             progress(f"  {backend:<16} {name:<40} p50 {timing.p50 * 1e3:8.2f} ms")
+    if jvm is not None:
+        tables = _after_write_tables(args)
+        first = FIRST_DAY.isoformat()
+        for (read, table), p50 in jvm_after_write(jvm, ports[0], args, DB, tables, first).items():
+            name = f"{read} after a write ({tables[table]:,} x {args.cols}), JVM client"
+            out[name] = p50
+            progress(f"  {backend:<16} {name:<40} p50 {p50 * 1e3:8.2f} ms")
     return out
 
 
@@ -491,10 +526,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         warehouse = Path(tmp)
         (warehouse / "classes").mkdir()
         jvm = compile_jvm_planner(warehouse / "classes")
-        floors: dict[str, float] = {}
+        floors: dict[str, dict[str, float]] = {}
         for backend, url in our_databases(backends, PG_ADMIN_URL):
-            floors[backend] = commit_floor(url, args, _plan(args))
-            progress(f"  {backend:<16} {COMMIT:<40} p50 {floors[backend] * 1e3:8.2f} ms")
+            floors[backend] = driver_floors(url, args, _plan(args))
+            for name, p50 in floors[backend].items():
+                progress(f"  {backend:<16} {name:<40} p50 {p50 * 1e3:8.2f} ms")
             with two_servers(url, warehouse / f"{backend}-cold", 0) as ports:
                 results[f"{backend} cold"] = run(
                     f"{backend} cold", ports, args, str(warehouse / backend), jvm
@@ -513,7 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 results["hms"] = run("hms", [port], args, str(home / "warehouse"), jvm)
     for name, result in results.items():
         if name.split()[0] in floors:
-            result[COMMIT] = floors[name.split()[0]]
+            result.update(floors[name.split()[0]])
     adopted = {
         b: results.pop(f"adopted {b}") for b in ("cold", "warm") if f"adopted {b}" in results
     }
@@ -553,7 +589,7 @@ def report_adopted(
         if ours is None:
             continue
         for name, value in result.items():
-            if name not in ours or name == COMMIT:
+            if name not in ours or name in (COMMIT, READ):
                 continue
             throughput_ = name.endswith("(rounds/s)")
             ratio = ours[name] / value if throughput_ else value / ours[name]
@@ -583,9 +619,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
                 b: (results[b][name] / hms if throughput_ else hms / results[b][name]) for b in ours
             }
             row += [f"{ratios[b]:.1f}x" for b in ours]
-            cold, warm = TARGETS.get(name, (None, None))
-            if name.endswith(f"after a write ({args.days * args.hours:,} x {args.cols})"):
-                cold, warm = None, AFTER_WRITE_TARGET
+            cold, warm = _target(name, args)
             row.append(f"{cold or '-'}x, {warm or '-'}x")
             row.append(_met(ratios, cold, warm))
         rows.append(row)
@@ -600,7 +634,15 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
         if i == 0:
             print("  ".join("-" * w for w in widths))
     if "hms" in results:
-        _report_floors(results, ours)
+        _report_floors(results, ours, args)
+
+
+def _target(name: str, args: argparse.Namespace) -> tuple[float | None, float | None]:
+    """The targets of the call NAME (HMS / ours, cold and warm)."""
+    after = f"after a write ({args.days * args.hours:,} x {args.cols})"
+    if after in name and not name.startswith("get_partitions_by_names"):
+        return None, AFTER_WRITE_TARGET
+    return TARGETS.get(name, (None, None))
 
 
 def _cell(value: float | None, throughput_: bool) -> str:
@@ -610,7 +652,9 @@ def _cell(value: float | None, throughput_: bool) -> str:
     return f"{value:.0f}" if throughput_ else f"{value * 1e3:.2f}"
 
 
-def _report_floors(results: dict[str, dict[str, float]], ours: Sequence[str]) -> None:
+def _report_floors(
+    results: dict[str, dict[str, float]], ours: Sequence[str], args: argparse.Namespace
+) -> None:
     """For each write, the ratio to HMS that our floor allows: a write through a server costs
     at least a call that does nothing plus a durable commit."""
     print("\nthe most a write can be faster than HMS here (HMS / (no-op call + durable commit)):")
@@ -630,6 +674,21 @@ def _report_floors(results: dict[str, dict[str, float]], ours: Sequence[str]) ->
             flag = "" if ratio <= FLOOR_TARGETS[write] else " MISSED"
             over.append(f"{b} {ratio:.2f}x (floor {floor * 1e3:.2f} ms){flag}")
         print(f"  {write} (target {FLOOR_TARGETS[write]:g}x): " + ", ".join(over))
+    print(
+        "\nthe most a warm read can be faster than HMS here (HMS / (no-op call + its least "
+        "statements: one, the versions; two after a write, what changed too)):"
+    )
+    for name in results["hms"]:
+        if name.endswith("(rounds/s)") or name in WRITES or name == ICEBERG_COMMIT:
+            continue
+        statements = 2 if "after a write" in name else 1
+        target = _target(name, args)[1]
+        allowed = []
+        for b in (b for b in ours if b.endswith("warm")):
+            floor = results[b][NO_OP] + statements * results[b][READ]
+            allowed.append(f"{b} {results['hms'][name] / floor:.1f}x (floor {floor * 1e3:.2f} ms)")
+        if allowed:
+            print(f"  {name}, target {target or '-'}x: " + ", ".join(allowed))
 
 
 def _met(ratios: dict[str, float], cold: float | None, warm: float | None) -> str:

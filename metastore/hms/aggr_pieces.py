@@ -2,20 +2,20 @@
 
 As metastore.hms.pieces does for get_partitions_statistics_req: each partition's rows are
 kept in the answer cache under the versions that tell when they change (its version and its
-table's PARTS_VERSION, metastore.store.versions), so that after a write of one partition
-only that partition is read again. The merge is kept too, so that it is not made again over
-every partition: the partitions of an answer (in its order, by name) are cut into runs of
-RUN_LENGTH, and the Summary of each run's columns (metastore.stats.summaries) is kept under
-the run's partitions (in the key) and the largest of their versions (a write of any of them
-gives it a version larger than every version before, so the largest moves). After a write
-of one partition, its run is merged again from its partitions' rows, and the answer from
-the runs' summaries: exactly the merge of every partition's rows (tested against a server
-without a cache).
+table's PARTS_VERSION, metastore.store.versions), so that after a write of one partition (or
+an alter of it) only that partition is read again. The merge is kept too, so that it is not
+made again over every partition: the partitions of an answer (in its order, by name) are cut
+into runs of RUN_LENGTH, and the Summary of each run's columns (metastore.stats.summaries)
+is kept under the run's partitions (in the key) and the largest of their versions (a write
+of any of them gives it a version larger than every version before, so the largest moves).
+After a write of one partition, its run is merged again from its partitions' rows, and the
+answer from the runs' summaries: exactly the merge of every partition's rows (tested against
+a server without a cache).
 
 Which partitions changed is told by one statement besides the table's version, as the read
 of the whole answer took one before partition versions (metastore.hms.held): the rows of the
 partitions changed since the partitions of the request as last read. When nothing is held,
-the table changed otherwise than in its partitions' statistics, or parts were evicted, one
+the table changed otherwise than in some of its partitions, or parts were evicted, one
 statement reads every partition's rows with their versions, as the whole read does.
 """
 

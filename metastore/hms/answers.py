@@ -162,12 +162,13 @@ class Answers:
         if selection is None:
             return partition_pieces.empty()
         rows = pr.partition_rows(s, selection, limit, with_versions=True)
+
+        def build(changed: Sequence[Any]) -> tuple[list[t.Partition], pr.Below]:
+            below = pr.Below.of_partitions(s, changed, with_versions=True)
+            return self._partitions_below(db, table, changed, below), below
+
         return partition_pieces.encoded(
-            rows,
-            (db.CTLG_NAME, db.NAME, table.TBL_NAME),
-            table.TBL_ID,
-            cache,
-            lambda changed: self.partitions_of_rows(s, db, table, changed),
+            rows, (db.CTLG_NAME, db.NAME, table.TBL_NAME), table.TBL_ID, cache, build
         )
 
     def partitions_of_rows(
@@ -181,7 +182,16 @@ class Answers:
         pr.partition_rows gives them) are ROWS, in their order."""
         if not rows:
             return []
-        below = pr.Below.of_partitions(s, rows)
+        return self._partitions_below(db, table, rows, pr.Below.of_partitions(s, rows))
+
+    @staticmethod
+    def _partitions_below(
+        db: m.Database | pr.StoredDatabase,
+        table: m.Table | pr.StoredTable,
+        rows: Sequence[Any],
+        below: pr.Below,
+    ) -> list[t.Partition]:
+        """The Partition structs of the partitions of ROWS, with the rows BELOW them."""
         build_sd = _storage_builder(below)
         db_name, table_name, catalog = db.NAME, table.TBL_NAME, db.CTLG_NAME
         no_params: dict[str, str] = {}

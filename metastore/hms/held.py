@@ -70,7 +70,7 @@ def since(
     changed since (their statistics from STATS_AT, and NUM_ROWS WITH_ROW_COUNTS; a row
     whose COLUMN_NAME is None for a partition without them), in one statement; None when
     the partitions' versions no longer tell what changed (the table changed otherwise than
-    in its partitions' statistics, by another writer, or is gone)."""
+    in some of its partitions, by another writer, or is gone)."""
     rows = queries.partition_stats_changed_since(
         s, held.tbl_id, held.version, target.columns, target.engine, with_row_counts=with_row_counts
     )

@@ -11,10 +11,13 @@ without moving the partition's version), so that an answer reads the rows below,
 and encodes only the partitions whose versions moved, and copies the others' bytes.
 
 The versions are read with the partitions' rows, in the statement that selects them (as
-the whole answer selected them), so an answer costs no statement more, and a part is never
-kept under versions newer than its data. When the table was last changed by another writer
-(a server older than schema 0008, HMS's triggers), which moves no partition's version,
-nothing is kept or served from the parts.
+the whole answer selected them), so an answer costs no statement more. A read runs outside a
+transaction, each statement seeing what was committed when it began: the rows below the
+partitions built are read with their versions again, and a part is kept only when these are
+the versions read with its partition's row, so that no part mixes the rows of two states or
+is kept under versions older than its data. When the table was last changed by another
+writer (a server older than schema 0008, HMS's triggers), which moves no partition's
+version, nothing is kept or served from the parts.
 
 A part is the binary protocol's encoding of the struct, which the generated code writes
 (the only protocol the server speaks); it depends on the partition only: every call that
@@ -60,17 +63,18 @@ def encoded(
     table: TableName,
     tbl_id: int,
     cache: AnswerCache,
-    build: Callable[[Sequence[Any]], list[t.Partition]],
+    build: Callable[[Sequence[Any]], tuple[list[t.Partition], pr.Below]],
 ) -> bytes:
     """The encoded list of the Partition structs of the partitions of ROWS (rows of
     partition_rows read with their versions) of TABLE (its id TBL_ID), in their order:
-    the parts CACHE keeps, and the structs BUILD makes of the other rows, encoded and kept."""
+    the parts CACHE keeps, and the structs BUILD makes of the other rows (with the rows below
+    them, read with their versions), encoded and kept when their versions did not move."""
     if not rows:
-        return _list([])
+        return empty()
     first = rows[0]
     version, parts_version = first[pr.TABLE_VERSION], first[pr.PARTS_VERSION] or 0
     if version is None or first[pr.SEEN_VERSION] != version:  # not told by partition versions
-        return _list([_encode(part) for part in build(rows)])
+        return _list([_encode(part) for part in build(rows)[0]])
     table_key = ("", PIECE, str(tbl_id))
     names = "\x00".join(table)
     bodies: list[bytes | None] = []
@@ -81,17 +85,33 @@ def encoded(
             missing.append(i)
         bodies.append(body)
     if missing:
-        for i, part in zip(missing, build([rows[i] for i in missing]), strict=True):
-            body = _encode(part)
+        built, below = build([rows[i] for i in missing])
+        for i, part in zip(missing, built, strict=True):
+            body = bodies[i] = _encode(part)
             row = rows[i]
-            cache.store(_key(names, row), _versions(table_key, parts_version, row), body)
-            bodies[i] = body
+            if _unmoved(row, below.versions.get(row[pr.PART_ID])):
+                cache.store(_key(names, row), _versions(table_key, parts_version, row), body)
     return _list([body for body in bodies if body is not None])
 
 
 def empty() -> bytes:
     """The encoded empty list of partitions."""
     return _list([])
+
+
+def _unmoved(row: Any, below: tuple[int | None, ...] | None) -> bool:
+    """Whether the versions read with the rows below a partition (BELOW, as the fields
+    PART_VERSION to SEEN_VERSION of its ROW) say that it did not change since its ROW was
+    read: its version and its table's PARTS_VERSION are those of ROW, and no other writer
+    changed the table."""
+    if below is None:  # dropped since
+        return False
+    part_version, version, parts_version, seen = below
+    return (
+        part_version == row[pr.PART_VERSION]
+        and parts_version == row[pr.PARTS_VERSION]
+        and seen == version
+    )
 
 
 def _key(names: str, row: Any) -> Key:

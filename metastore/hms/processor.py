@@ -1,6 +1,8 @@
 """The calls of a request: the generated processor, a clear answer to the calls colstats does
-not serve, the calls of the cache of answers served through it (metastore.hms.cache), and
-the statistics reads answered with bytes encoded from their rows (metastore.hms.stats_wire)."""
+not serve, the calls of the cache of answers served through it (metastore.hms.cache), the
+statistics reads answered with bytes encoded from their rows (metastore.hms.stats_wire), and
+the answers rebuilt by the partitions that changed (metastore.hms.pieces, aggr_pieces and
+partition_pieces)."""
 
 from __future__ import annotations
 
@@ -60,9 +62,11 @@ def unserved(method: str) -> str:
 class Processor(ThriftHiveMetastore.Processor):
     """The generated processor, with a clear answer to the calls colstats does not serve and
     none to a oneway message it does not know (the client reads no answer), the calls of
-    metastore.hms.cache.CACHED served through the cache of answers (when there is one), and
+    metastore.hms.cache.CACHED served through the cache of answers (when there is one),
     get_table_statistics_req and get_partitions_statistics_req answered with their results
-    encoded by the handler."""
+    encoded by the handler, and, through the cache, get_aggr_stats_for and the calls of
+    partition_pieces.CALLS answered with what the handler encodes from the parts the cache
+    keeps."""
 
     def __init__(
         self, handler: Handler, protocols: TProtocolFactory, cache: AnswerCache | None = None

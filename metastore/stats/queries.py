@@ -359,13 +359,13 @@ def partition_stats_changed_since(
     *,
     with_row_counts: bool = False,
 ) -> list[tuple[Any, ...]]:
-    """What changed in the statistics of table TBL_ID's partitions since its version SINCE,
-    in one statement on the driver: the table's VERSION, PARTS_VERSION and SEEN_VERSION
+    """What changed in table TBL_ID's partitions (their statistics, or an alter) since its version
+    SINCE, in one statement on the driver: the table's VERSION, PARTS_VERSION and SEEN_VERSION
     (metastore.store.versions), then the PART_ID and version of a partition whose version is
-    above SINCE, its STATS_COLUMNS of COLUMNS for ENGINE and, with WITH_ROW_COUNTS, its
-    numRows parameter; ordered by partition id and column name. A changed partition without
-    such rows has one row whose COLUMN_NAME is None; the table's versions alone (the rest
-    None) when no partition changed; no row when the table has no versions (or is gone)."""
+    above SINCE, its STATS_COLUMNS of COLUMNS for ENGINE and, with WITH_ROW_COUNTS, its numRows
+    parameter; ordered by partition id and column name. A changed partition without such rows
+    has one row whose COLUMN_NAME is None; the table's versions alone (the rest None) when no
+    partition changed; no row when the table has no versions (or is gone)."""
     dialect = s.get_bind().dialect.name
     params = {
         "tbl": tbl_id,

@@ -69,7 +69,7 @@ _TBL_VERSIONS = m.TableVersion.__table__
 
 # The kinds of rows of the second statement.
 _VALUE, _PART_PARAM, _SD_PARAM, _SERDE_PARAM, _BUCKET, _SORT, _SKEWED, _COLUMN = range(8)
-_TABLE_PARAM, _KEY = 8, 9
+_TABLE_PARAM, _KEY, _VERSIONS = 8, 9, 10
 
 
 Selection = Select[tuple[int]]
@@ -365,9 +365,11 @@ class Below:
         parts: Iterable[int] = (),
         tables: Iterable[int] = (),
         storage: Iterable[Any] = (),
+        with_versions: bool = False,
     ) -> None:
         """The rows below the partitions PARTS, the tables TABLES and the storage
-        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`)."""
+        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`), and WITH_VERSIONS
+        the partitions' versions as this statement reads them."""
         self.values: dict[int, list[str]] = {}
         """PART_ID -> key values, in key order."""
         self.part_params: dict[int, dict[str, str]] = {}
@@ -381,6 +383,10 @@ class Below:
         """SD_ID -> (column, order) of the sort columns."""
         self.columns: dict[int, list[tuple[str, str | None, str | None]]] = {}
         """CD_ID -> (name, type, comment) of the columns, in order."""
+        self.versions: dict[int, tuple[int | None, ...]] = {}
+        """PART_ID -> its version and its table's VERSION, PARTS_VERSION and SEEN_VERSION,
+        as the fields PART_VERSION to SEEN_VERSION of `partition_rows` WITH_VERSIONS (a
+        partition that no longer exists has none)."""
         skewed_sds: set[int] = set()
         sequences: dict[int, Any] = {
             _VALUE: self.values,
@@ -401,12 +407,15 @@ class Below:
             "sds": sorted({row[SD_ID] for row in rows if row[SD_ID] is not None}),
             "serdes": sorted({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
             "cds": sorted({row[CD_ID] for row in rows if row[CD_ID] is not None}),
+            "versions": sorted(set(parts)) if with_versions else [],
         }
         shape = tuple(min(len(owners[name]), 2) for name in _OWNERS)
         params = {name: lists.few_values(dialect, ids) for name, ids in owners.items() if ids}
         below = driver_rows(s, _below(dialect, shape), params) if any(shape) else []
         for kind, owner, _, a, b, c, n in below:
-            if kind in maps:
+            if kind == _VERSIONS:  # the texts of the table's versions
+                self.versions[owner] = (n, *(None if v is None else int(v) for v in (a, b, c)))
+            elif kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in sequences:
                 sequences[kind].setdefault(owner, []).append(a or "")
@@ -420,13 +429,18 @@ class Below:
         """SD_ID -> skewed information, for the descriptors that have some."""
 
     @classmethod
-    def of_partitions(cls, s: Session, rows: Sequence[Any]) -> Below:
-        """The rows below the partitions of ROWS (rows of `partition_rows`)."""
-        return cls(s, parts=[row[PART_ID] for row in rows], storage=rows)
+    def of_partitions(
+        cls, s: Session, rows: Sequence[Any], *, with_versions: bool = False
+    ) -> Below:
+        """The rows below the partitions of ROWS (rows of `partition_rows`), WITH_VERSIONS
+        their versions."""
+        return cls(
+            s, parts=[row[PART_ID] for row in rows], storage=rows, with_versions=with_versions
+        )
 
 
 # The owners of the rows of `_below`, in the order of its shapes.
-_OWNERS = ("parts", "tbls", "sds", "serdes", "cds")
+_OWNERS = ("parts", "tbls", "sds", "serdes", "cds", "versions")
 
 
 @functools.lru_cache(maxsize=64)
@@ -434,7 +448,9 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
     text, text, text, number), ordered by kind, owner and index. Its parameters are the ids
     of the owners of _OWNERS: the partitions (parts), the tables (tbls), their storage
-    descriptors (sds), and the serdes and column lists of these (serdes, cds). SHAPE says,
+    descriptors (sds), the serdes and column lists of these (serdes, cds), and the
+    partitions whose versions are read (versions: their version as the number, their
+    table's VERSION, PARTS_VERSION and SEEN_VERSION as the texts). SHAPE says,
     for each in that order, whether there are none (0: the rows of that owner are left
     out), one or more (1 or 2: the parameter is as `lists.few_values` gives it; one is a
     plain parameter, see `lists.among_few`). Built once per shape: building a statement this
@@ -459,6 +475,7 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     co = m.Column.__table__.c
     tp = m.TableParam.__table__.c
     pk = m.PartitionKey.__table__.c
+    p, pv, tv = PARTITIONS.c, _PART_VERSIONS.c, _TBL_VERSIONS.c
     # (the owner, its rows, its id column) of each kind of row
     branches: list[tuple[str, Select[Any], Any]] = [
         (
@@ -547,6 +564,22 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
                 kind(_TABLE_PARAM), tp.TBL_ID, no_int, tp.PARAM_KEY, tp.PARAM_VALUE, no_text, no_int
             ),
             tp.TBL_ID,
+        ),
+        (
+            "versions",
+            select(
+                kind(_VERSIONS),
+                p.PART_ID,
+                no_int,
+                cast(tv.VERSION, Text),
+                cast(tv.PARTS_VERSION, Text),
+                cast(tv.SEEN_VERSION, Text),
+                pv.VERSION,
+            )
+            .select_from(PARTITIONS)
+            .outerjoin(_PART_VERSIONS, pv.PART_ID == p.PART_ID)
+            .outerjoin(_TBL_VERSIONS, tv.TBL_ID == p.TBL_ID),
+            p.PART_ID,
         ),
         (
             "tbls",

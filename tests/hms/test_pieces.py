@@ -34,6 +34,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
 from metastore.hms import aggr_pieces, partition_pieces, pieces
 from metastore.sketches.hll import HyperLogLog
+from metastore.store import partition_rows as pr
 
 COLUMNS = fields(
     ("b", "boolean"),
@@ -317,6 +318,45 @@ def test_a_change_by_another_writer_is_read_whole(
     assert partitions[0].parameters["written by"] == "hms"
     written = {o.colName: o for o in b.get_partitions_statistics_req(request).partStats[names[0]]}
     assert written["i"].statsData.longStats.highValue == 999
+    plain.drop_database(db, True, True)
+
+
+def test_a_part_read_across_a_change_is_not_kept(
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A read outside a transaction (PostgreSQL's) sees each statement's own state: when a
+    change commits between the statement of the partitions' rows and that of the rows below
+    them, the part of the partition it changed is not kept (under the versions read with its
+    row)."""
+    db = f"across_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    names = [f"ds={v}" for v in VALUES]
+    below = pr.Below.of_partitions.__func__  # type: ignore[attr-defined]
+    changed: list[bool] = []
+
+    def of_partitions(cls: type[pr.Below], /, s: Any, rows: Any, **kwargs: Any) -> pr.Below:
+        if kwargs.get("with_versions") and not changed:
+            changed.append(True)
+            a.alter_partition(db, "t", partition(db, "t", [VALUES[3]], parameters={"k": "v"}))
+        return below(cls, s, rows, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(pr.Below, "of_partitions", classmethod(of_partitions))
+    cache = servers[1].server.cache
+    assert cache is not None
+    stored = cache.counters.stored
+    b.get_partitions_by_names(db, "t", names)
+    assert changed
+    # The parts (on PostgreSQL, whose reads see each statement's state, not the altered
+    # one's) and the whole answer (under the versions read first). A read on SQLite is one
+    # transaction: its statements see one state, the one before the alter.
+    kept = len(VALUES) - (servers[1].engine.dialect.name == "postgresql")
+    assert cache.counters.stored == stored + kept + 1
+    after = b.get_partitions_by_names(db, "t", names)
+    assert after == plain.get_partitions_by_names(db, "t", names)
+    assert {p.values[0]: p for p in after}[VALUES[3]].parameters["k"] == "v"
     plain.drop_database(db, True, True)
 
 

@@ -79,8 +79,8 @@ class PartitionChangeCalls(StatisticsWrites):
         for part in new_parts or []:
             by_name[self._name_of(database, table, keys, part)] = part
         found = {p.PART_NAME: p for p in find_partitions(s, table.TBL_ID, list(by_name))}
-        # Their names stay: their versions tell what changed (metastore.store.versions).
-        versions.touch_partitions(s, table.TBL_ID, [p.PART_ID for p in found.values()])
+        if found:  # their names stay: their versions tell what changed (store.versions)
+            versions.touch_partitions(s, table.TBL_ID, [p.PART_ID for p in found.values()])
         for name, part in by_name.items():
             partition = found.get(name)
             if partition is None:

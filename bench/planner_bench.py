@@ -341,11 +341,13 @@ def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, f
         cursor.execute(select, (n % 200, f"c{n % args.cols}"))
         cursor.fetchall()
         cursor.close()
-        if postgres:  # outside a transaction, as the server reads versions
-            driver.rollback()
 
     try:
-        return {COMMIT: measure(write, plan).p50, READ: measure(read, plan).p50}
+        floors = {COMMIT: measure(write, plan).p50}
+        if postgres:  # outside a transaction, as the server reads versions
+            driver.autocommit = True
+        floors[READ] = measure(read, plan).p50
+        return floors
     finally:
         pooled.close()
         engine.dispose()

@@ -103,6 +103,15 @@ def parse_partition_name(name: str) -> list[tuple[str, str]]:
     return pairs
 
 
+@functools.lru_cache(maxsize=65536)
+def stored_partition_name(keys: tuple[str, ...], name: str) -> str:
+    """Partition name NAME as stored for a table of partition KEYS: parsed, checked against
+    them and escaped again (raises InvalidNameError as `partition_values` does). Kept for
+    the names asked again: a planner names the same partitions in every query, hundreds at
+    a time."""
+    return make_partition_name(keys, partition_values(name, keys))
+
+
 def partition_values(name: str, keys: Sequence[str]) -> list[str]:
     """The values of partition name NAME in the order of the table's KEYS.
 

@@ -164,7 +164,7 @@ class Answers:
         rows = pr.partition_rows(s, selection, limit, with_versions=True)
 
         def build(changed: Sequence[Any]) -> tuple[list[t.Partition], pr.Below]:
-            below = pr.Below.of_partitions(s, changed, with_versions=True)
+            below = pr.Below.of_partitions(s, changed, version_of=table.TBL_ID)
             return self._partitions_below(db, table, changed, below), below
 
         return partition_pieces.encoded(

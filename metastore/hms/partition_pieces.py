@@ -13,11 +13,11 @@ and encodes only the partitions whose versions moved, and copies the others' byt
 The versions are read with the partitions' rows, in the statement that selects them (as
 the whole answer selected them), so an answer costs no statement more. A read runs outside a
 transaction, each statement seeing what was committed when it began: the rows below the
-partitions built are read with their versions again, and a part is kept only when these are
-the versions read with its partition's row, so that no part mixes the rows of two states or
-is kept under versions older than its data. When the table was last changed by another
-writer (a server older than schema 0008, HMS's triggers), which moves no partition's
-version, nothing is kept or served from the parts.
+partitions built are read with the table's VERSION, and their parts are kept only when it
+is the one read with their rows (no change to the table committed between the two), so that
+no part mixes the rows of two states or is kept under versions older than its data. When
+the table was last changed by another writer (a server older than schema 0008, HMS's
+triggers), which moves no partition's version, nothing is kept or served from the parts.
 
 A part is the binary protocol's encoding of the struct, which the generated code writes
 (the only protocol the server speaks); it depends on the partition only: every call that
@@ -30,7 +30,7 @@ import struct
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TType
 from thrift.transport.TTransport import TMemoryBuffer
 
@@ -57,6 +57,12 @@ PIECE = "Partition (a partition)"
 SUCCESS = struct.pack(">bh", TType.LIST, 0)
 """The start of a result struct's success field (field 0, a list)."""
 
+try:
+    from thrift.protocol import fastbinary
+except ImportError:  # thrift installed without its C extension
+    fastbinary = None
+_SPEC = [t.Partition, t.Partition.thrift_spec]  # type: ignore[attr-defined]  # generated
+
 
 def encoded(
     rows: Sequence[Any],
@@ -68,7 +74,8 @@ def encoded(
     """The encoded list of the Partition structs of the partitions of ROWS (rows of
     partition_rows read with their versions) of TABLE (its id TBL_ID), in their order:
     the parts CACHE keeps, and the structs BUILD makes of the other rows (with the rows below
-    them, read with their versions), encoded and kept when their versions did not move."""
+    them, read with the table's VERSION), encoded and kept when the table did not change in
+    between."""
     if not rows:
         return empty()
     first = rows[0]
@@ -86,10 +93,11 @@ def encoded(
         bodies.append(body)
     if missing:
         built, below = build([rows[i] for i in missing])
+        unchanged = below.version == version
         for i, part in zip(missing, built, strict=True):
             body = bodies[i] = _encode(part)
-            row = rows[i]
-            if _unmoved(row, below.versions.get(row[pr.PART_ID])):
+            if unchanged:
+                row = rows[i]
                 cache.store(_key(names, row), _versions(table_key, parts_version, row), body)
     return _list([body for body in bodies if body is not None])
 
@@ -97,21 +105,6 @@ def encoded(
 def empty() -> bytes:
     """The encoded empty list of partitions."""
     return _list([])
-
-
-def _unmoved(row: Any, below: tuple[int | None, ...] | None) -> bool:
-    """Whether the versions read with the rows below a partition (BELOW, as the fields
-    PART_VERSION to SEEN_VERSION of its ROW) say that it did not change since its ROW was
-    read: its version and its table's PARTS_VERSION are those of ROW, and no other writer
-    changed the table."""
-    if below is None:  # dropped since
-        return False
-    part_version, version, parts_version, seen = below
-    return (
-        part_version == row[pr.PART_VERSION]
-        and parts_version == row[pr.PARTS_VERSION]
-        and seen == version
-    )
 
 
 def _key(names: str, row: Any) -> Key:
@@ -123,9 +116,15 @@ def _versions(table_key: TableName, parts_version: int, row: Any) -> Versions:
 
 
 def _encode(part: t.Partition) -> bytes:
+    """PART's bytes as the generated code writes them: with thrift's C extension when it
+    was built, called directly (a protocol and a buffer per partition cost more than its
+    encoding), else through the protocol."""
+    if fastbinary is not None:
+        value: bytes = fastbinary.encode_binary(part, _SPEC)
+        return value
     buffer = TMemoryBuffer()
-    part.write(TBinaryProtocolAccelerated(buffer))
-    value: bytes = buffer.getvalue()
+    part.write(TBinaryProtocol(buffer))
+    value = buffer.getvalue()
     return value
 
 

@@ -131,7 +131,7 @@ def partition_name(
         keys = partition_keys(s, table)
     if not keys:
         raise NotFound(f"table {table.TBL_NAME} is not partitioned")
-    return names.make_partition_name(keys, names.partition_values(part_name, keys))
+    return names.stored_partition_name(tuple(keys), part_name)
 
 
 def existing_name(

@@ -83,6 +83,20 @@ def of_table(tbl_id: int) -> Selection:
     return select(PARTITIONS.c.PART_ID).where(PARTITIONS.c.TBL_ID == tbl_id)
 
 
+def of_names(s: Session, tbl_id: int, part_names: Sequence[str]) -> Selection:
+    """The partitions of table TBL_ID named PART_NAMES (as stored): their names one bound
+    parameter whatever their number (metastore.store.lists), so that the statement, of one
+    shape, is compiled once and short enough for the driver to keep (an expanding IN of 200
+    names cost more to render and send than the read itself)."""
+    dialect = s.get_bind().dialect.name
+    among = lists.any_of(dialect, "part_names", text=True)
+    return (
+        of_table(tbl_id)
+        .where(among(PARTITIONS.c.PART_NAME))
+        .params(part_names=lists.values(dialect, part_names))
+    )
+
+
 def names_by_values(
     s: Session,
     catalog: str,
@@ -365,11 +379,11 @@ class Below:
         parts: Iterable[int] = (),
         tables: Iterable[int] = (),
         storage: Iterable[Any] = (),
-        with_versions: bool = False,
+        version_of: int | None = None,
     ) -> None:
         """The rows below the partitions PARTS, the tables TABLES and the storage
-        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`), and WITH_VERSIONS
-        the partitions' versions as this statement reads them."""
+        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`), and the VERSION
+        of table VERSION_OF as this statement reads it."""
         self.values: dict[int, list[str]] = {}
         """PART_ID -> key values, in key order."""
         self.part_params: dict[int, dict[str, str]] = {}
@@ -383,10 +397,8 @@ class Below:
         """SD_ID -> (column, order) of the sort columns."""
         self.columns: dict[int, list[tuple[str, str | None, str | None]]] = {}
         """CD_ID -> (name, type, comment) of the columns, in order."""
-        self.versions: dict[int, tuple[int | None, ...]] = {}
-        """PART_ID -> its version and its table's VERSION, PARTS_VERSION and SEEN_VERSION,
-        as the fields PART_VERSION to SEEN_VERSION of `partition_rows` WITH_VERSIONS (a
-        partition that no longer exists has none)."""
+        self.version: int | None = None
+        """The VERSION of table VERSION_OF (metastore.store.versions), when it has one."""
         skewed_sds: set[int] = set()
         sequences: dict[int, Any] = {
             _VALUE: self.values,
@@ -407,14 +419,14 @@ class Below:
             "sds": sorted({row[SD_ID] for row in rows if row[SD_ID] is not None}),
             "serdes": sorted({row[SERDE_ID] for row in rows if row[SERDE_ID] is not None}),
             "cds": sorted({row[CD_ID] for row in rows if row[CD_ID] is not None}),
-            "versions": sorted(set(parts)) if with_versions else [],
+            "versions": [version_of] if version_of is not None else [],
         }
         shape = tuple(min(len(owners[name]), 2) for name in _OWNERS)
         params = {name: lists.few_values(dialect, ids) for name, ids in owners.items() if ids}
         below = driver_rows(s, _below(dialect, shape), params) if any(shape) else []
         for kind, owner, _, a, b, c, n in below:
-            if kind == _VERSIONS:  # the texts of the table's versions
-                self.versions[owner] = (n, *(None if v is None else int(v) for v in (a, b, c)))
+            if kind == _VERSIONS:
+                self.version = n
             elif kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in sequences:
@@ -430,13 +442,11 @@ class Below:
 
     @classmethod
     def of_partitions(
-        cls, s: Session, rows: Sequence[Any], *, with_versions: bool = False
+        cls, s: Session, rows: Sequence[Any], *, version_of: int | None = None
     ) -> Below:
-        """The rows below the partitions of ROWS (rows of `partition_rows`), WITH_VERSIONS
-        their versions."""
-        return cls(
-            s, parts=[row[PART_ID] for row in rows], storage=rows, with_versions=with_versions
-        )
+        """The rows below the partitions of ROWS (rows of `partition_rows`), and the VERSION
+        of table VERSION_OF."""
+        return cls(s, parts=[row[PART_ID] for row in rows], storage=rows, version_of=version_of)
 
 
 # The owners of the rows of `_below`, in the order of its shapes.
@@ -448,9 +458,8 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     """The UNION ALL of the rows below partitions, for DIALECT: (kind, owner id, index,
     text, text, text, number), ordered by kind, owner and index. Its parameters are the ids
     of the owners of _OWNERS: the partitions (parts), the tables (tbls), their storage
-    descriptors (sds), the serdes and column lists of these (serdes, cds), and the
-    partitions whose versions are read (versions: their version as the number, their
-    table's VERSION, PARTS_VERSION and SEEN_VERSION as the texts). SHAPE says,
+    descriptors (sds), the serdes and column lists of these (serdes, cds), and the table
+    whose VERSION is read (versions: one, its VERSION as the number). SHAPE says,
     for each in that order, whether there are none (0: the rows of that owner are left
     out), one or more (1 or 2: the parameter is as `lists.few_values` gives it; one is a
     plain parameter, see `lists.among_few`). Built once per shape: building a statement this
@@ -475,7 +484,7 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
     co = m.Column.__table__.c
     tp = m.TableParam.__table__.c
     pk = m.PartitionKey.__table__.c
-    p, pv, tv = PARTITIONS.c, _PART_VERSIONS.c, _TBL_VERSIONS.c
+    tv = _TBL_VERSIONS.c
     # (the owner, its rows, its id column) of each kind of row
     branches: list[tuple[str, Select[Any], Any]] = [
         (
@@ -567,19 +576,8 @@ def _below(dialect: str, shape: tuple[int, ...]) -> CompoundSelect[Any]:
         ),
         (
             "versions",
-            select(
-                kind(_VERSIONS),
-                p.PART_ID,
-                no_int,
-                cast(tv.VERSION, Text),
-                cast(tv.PARTS_VERSION, Text),
-                cast(tv.SEEN_VERSION, Text),
-                pv.VERSION,
-            )
-            .select_from(PARTITIONS)
-            .outerjoin(_PART_VERSIONS, pv.PART_ID == p.PART_ID)
-            .outerjoin(_TBL_VERSIONS, tv.TBL_ID == p.TBL_ID),
-            p.PART_ID,
+            select(kind(_VERSIONS), tv.TBL_ID, no_int, no_text, no_text, no_text, tv.VERSION),
+            tv.TBL_ID,
         ),
         (
             "tbls",

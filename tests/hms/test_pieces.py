@@ -28,7 +28,9 @@ from metadata_builders import (
     storage,
     table,
 )
+from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
+from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
@@ -327,9 +329,9 @@ def test_a_part_read_across_a_change_is_not_kept(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A read outside a transaction (PostgreSQL's) sees each statement's own state: when a
-    change commits between the statement of the partitions' rows and that of the rows below
-    them, the part of the partition it changed is not kept (under the versions read with its
-    row)."""
+    change to the table commits between the statement of the partitions' rows and that of
+    the rows below them, the parts built from them are not kept (under the versions read
+    with the rows)."""
     db = f"across_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
@@ -338,7 +340,7 @@ def test_a_part_read_across_a_change_is_not_kept(
     changed: list[bool] = []
 
     def of_partitions(cls: type[pr.Below], /, s: Any, rows: Any, **kwargs: Any) -> pr.Below:
-        if kwargs.get("with_versions") and not changed:
+        if kwargs.get("version_of") is not None and not changed:
             changed.append(True)
             a.alter_partition(db, "t", partition(db, "t", [VALUES[3]], parameters={"k": "v"}))
         return below(cls, s, rows, **kwargs)  # type: ignore[no-any-return]
@@ -349,10 +351,9 @@ def test_a_part_read_across_a_change_is_not_kept(
     stored = cache.counters.stored
     b.get_partitions_by_names(db, "t", names)
     assert changed
-    # The parts (on PostgreSQL, whose reads see each statement's state, not the altered
-    # one's) and the whole answer (under the versions read first). A read on SQLite is one
-    # transaction: its statements see one state, the one before the alter.
-    kept = len(VALUES) - (servers[1].engine.dialect.name == "postgresql")
+    # The whole answer (under the versions read first), and on SQLite the parts: a read
+    # there is one transaction, whose statements see one state (before the alter).
+    kept = 0 if servers[1].engine.dialect.name == "postgresql" else len(VALUES)
     assert cache.counters.stored == stored + kept + 1
     after = b.get_partitions_by_names(db, "t", names)
     assert after == plain.get_partitions_by_names(db, "t", names)
@@ -518,3 +519,24 @@ def test_a_read_after_a_write_is_two_statements(
         read(request)
         assert statements.selects() - before == 1
     plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("extension", [True, False])
+def test_a_partition_is_encoded_as_the_generated_code_encodes_it(
+    monkeypatch: pytest.MonkeyPatch, extension: bool
+) -> None:
+    """With thrift's C extension and without it."""
+    if not extension:
+        monkeypatch.setattr(partition_pieces, "fastbinary", None)
+    part = partition(
+        "d",
+        "t",
+        ["é", ""],
+        storage(COLUMNS, "file:/w/d", skewedInfo=t.SkewedInfo(["b"], [["x"]], {("x",): "l"})),
+        parameters={"k": "v", "ü": ""},
+        createTime=5,
+        catName="hive",
+    )
+    buffer = TMemoryBuffer()
+    part.write(TBinaryProtocol(buffer))
+    assert partition_pieces._encode(part) == buffer.getvalue()

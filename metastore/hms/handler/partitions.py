@@ -396,10 +396,7 @@ class PartitionCalls(ServiceBase):
                 continue  # HMS leaves out names it cannot find
         if not stored:
             return db, table, None, None
-        selection = partition_rows.of_table(table.TBL_ID).where(
-            partition_rows.PARTITIONS.c.PART_NAME.in_(stored)
-        )
-        return db, table, selection, None
+        return db, table, partition_rows.of_names(s, table.TBL_ID, stored), None
 
     @call(write=False)
     def get_partition_names(

@@ -63,8 +63,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hms_process import hive_metastore, pyspark_jars
+from planner_floors import COMMIT, READ, driver_floors
 from planner_jvm import compile_jvm_planner, jvm_after_write, jvm_throughput
-from rpc_bench import our_databases, our_server, postgres_database, raw_engine
+from rpc_bench import our_databases, our_server, postgres_database
 from rpc_workload import connect
 from timing import Plan, Timing, measure, progress
 
@@ -81,8 +82,6 @@ ROUND_JVM = "planner round, 4 JVM threads (rounds/s)"
 ROUND_THREADS = "planner round, 4 threads (rounds/s)"
 ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
 NO_OP = "a call that does nothing (set_ugi)"
-COMMIT = "durable commit of COLS rows, no server"
-READ = "one read statement, no server"
 ICEBERG_COMMIT = "iceberg commit (lock, get_table, alter, unlock)"
 WRITES = ("update_partition_column_statistics", "add_partition")
 FLOOR_TARGETS = {"update_partition_column_statistics": 1.5, "add_partition": 2.0}
@@ -291,66 +290,6 @@ def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) ->
 def _plan(args: argparse.Namespace) -> Plan:
     """How each call is timed: REPEAT calls (fewer past BUDGET seconds) after 3 untimed."""
     return Plan(count=args.repeat, budget_s=args.budget, warmup=3)
-
-
-def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, float]:
-    """p50 in seconds, on the driver (no server, no statement of the metastore's), of:
-    COMMIT, a transaction that upserts COLS rows of a table of its own in the database of
-    URL and commits, the least a durable statistics write costs there (SQLite: WAL, synced
-    at the commit as the server's; PostgreSQL: its WAL flushed at the commit); READ, a read
-    of one of those rows by its key outside a transaction, the least a statement costs (an
-    exact answer from memory reads its tables' versions, one statement)."""
-    engine = raw_engine(url)
-    postgres = engine.dialect.name == "postgresql"
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE TABLE bench_commit_floor (owner BIGINT, col VARCHAR(128), value BIGINT, "
-            "PRIMARY KEY (owner, col))"
-        )
-    pooled = engine.raw_connection()
-    driver: Any = pooled.driver_connection
-    upsert = (
-        "INSERT INTO bench_commit_floor SELECT * FROM unnest(%s::bigint[], %s::text[], "
-        "%s::bigint[]) ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
-        if postgres
-        else "INSERT INTO bench_commit_floor VALUES (?, ?, ?) "
-        "ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
-    )
-    counter = iter(range(10**9))
-
-    def write() -> None:
-        n = next(counter)
-        rows = [(n % 200, f"c{c}", n) for c in range(args.cols)]
-        cursor = driver.cursor()
-        if postgres:
-            cursor.execute(upsert, [list(column) for column in zip(*rows, strict=True)])
-            driver.commit()
-        else:
-            cursor.execute("BEGIN IMMEDIATE")
-            cursor.executemany(upsert, rows)
-            cursor.execute("COMMIT")
-        cursor.close()
-
-    select = "SELECT value FROM bench_commit_floor WHERE owner = {0} AND col = {0}".format(
-        "%s" if postgres else "?"
-    )
-
-    def read() -> None:
-        n = next(counter)
-        cursor = driver.cursor()
-        cursor.execute(select, (n % 200, f"c{n % args.cols}"))
-        cursor.fetchall()
-        cursor.close()
-
-    try:
-        floors = {COMMIT: measure(write, plan).p50}
-        if postgres:  # outside a transaction, as the server reads versions
-            driver.autocommit = True
-        floors[READ] = measure(read, plan).p50
-        return floors
-    finally:
-        pooled.close()
-        engine.dispose()
 
 
 def planner_round(args: argparse.Namespace) -> Callable[[Client, int], None]:

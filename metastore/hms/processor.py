@@ -146,7 +146,6 @@ class Processor(ThriftHiveMetastore.Processor):
             reply = self._encoded_reply(
                 name,
                 seqid,
-                arguments,
                 lambda: handler.partitions_encoded(name, arguments, kept),
                 partition_pieces.SUCCESS,
             )
@@ -207,22 +206,19 @@ class Processor(ThriftHiveMetastore.Processor):
         arguments = cache.args_struct(name)
         arguments.read(iprot)
         iprot.readMessageEnd()
-        reply = self._encoded_reply(
-            name, seqid, arguments, lambda: encoded(arguments.request), pieces.SUCCESS
-        )
+        reply = self._encoded_reply(name, seqid, lambda: encoded(arguments.request), pieces.SUCCESS)
         self._send(oprot, reply)
 
     def _encoded_reply(
         self,
         name: str,
         seqid: int,
-        arguments: Any,
         encoded: Callable[[], bytes],
         success: bytes,
     ) -> bytes:
-        """The reply message of call NAME to ARGUMENTS: its success value as ENCODED gives
-        it (after SUCCESS, the start of the result's field 0), or its error as the generated
-        code answers it (a declared exception in its field of the result, else an
+        """The reply message of call NAME (sequence id SEQID): its success value as ENCODED
+        gives it (after SUCCESS, the start of the result's field 0), or its error as the
+        generated code answers it (a declared exception in its field of the result, else an
         application exception)."""
         replies = TMemoryBuffer()
         oprot = self._protocols.getProtocol(replies)

@@ -372,11 +372,21 @@ class PartitionCalls(ServiceBase):
         if name == "get_partitions_by_names":
             return self._by_names(s, a.db_name, a.tbl_name, a.names)
         if name in ("get_partitions_ps", "get_partitions_ps_with_auth"):
-            db, table, selection = self._by_partial_values(s, a.db_name, a.tbl_name, a.part_vals)
-            return db, table, selection, a.max_parts
+            return self._by_partial(s, a.db_name, a.tbl_name, a.part_vals, a.max_parts)
         if name == "get_partitions_by_filter":
             return self._by_filter(s, a.db_name, a.tbl_name, a.filter, a.max_parts)
         raise ValueError(f"{name} does not list partitions")
+
+    def _by_partial(
+        self,
+        s: Session,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str] | None,
+        max_parts: int,
+    ) -> Selected:
+        database, table, selection = self._by_partial_values(s, db_name, tbl_name, part_vals)
+        return database, table, selection, max_parts
 
     @staticmethod
     def _every(s: Session, db_name: str, tbl_name: str, max_parts: int) -> Selected:
@@ -457,8 +467,7 @@ class PartitionCalls(ServiceBase):
         part_vals: list[str] | None,
         max_parts: int,
     ) -> list[t.Partition]:
-        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return self._listed(s, (database, table, found, max_parts))
+        return self._listed(s, self._by_partial(s, db_name, tbl_name, part_vals, max_parts))
 
     @call(write=False)
     def get_partitions_ps_with_auth(
@@ -471,8 +480,7 @@ class PartitionCalls(ServiceBase):
         user_name: str | None,
         group_names: list[str] | None,
     ) -> list[t.Partition]:
-        database, table, found = self._by_partial_values(s, db_name, tbl_name, part_vals)
-        return self._listed(s, (database, table, found, max_parts))
+        return self._listed(s, self._by_partial(s, db_name, tbl_name, part_vals, max_parts))
 
     @call(write=False)
     def get_partition_names_ps(

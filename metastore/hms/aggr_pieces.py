@@ -12,11 +12,12 @@ After a write of one partition, its run is merged again from its partitions' row
 answer from the runs' summaries: exactly the merge of every partition's rows (tested against
 a server without a cache).
 
-Which partitions changed is told by one statement besides the table's version, as the read
-of the whole answer took one before partition versions (metastore.hms.held): the rows of the
-partitions changed since the partitions of the request as last read. When nothing is held,
-the table changed otherwise than in some of its partitions, or parts were evicted, one
-statement reads every partition's rows with their versions, as the whole read does.
+Which partitions changed is told by one statement, the call's only one (metastore.hms.held):
+the table's version and the rows of the partitions changed since the partitions of the
+request as last read (`since_answer`). When nothing is held, the table changed otherwise
+than in some of its partitions, or parts were evicted, the call goes as any call through
+the cache: the table's version, then one statement that reads every partition's rows with
+their versions, as the whole read does (`answer`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from metastore.hms.cache import AnswerCache, Key, Versions
 from metastore.hms.held import Held
 from metastore.stats import reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
+from metastore.store.transactions import Transactions
 
 CALL = "get_aggr_stats_for"
 PIECE = f"{CALL} (a partition)"
@@ -98,9 +100,9 @@ def answer(
     stats_obj: Callable[[Any], Any],
     merge_histograms: bool,
 ) -> bytes:
-    """The encoded AggrStats of TARGET, from the runs and partitions CACHE keeps for VARIANT
-    (the server's settings that change answers) and the rows of the partitions it does not
-    keep; what is read and merged is kept."""
+    """The encoded AggrStats of TARGET, its partitions read with their versions and their
+    rows and runs kept in CACHE for VARIANT (the server's settings that change answers),
+    with what is held of them (`since_answer` rebuilds the next answer from these)."""
 
     def whole() -> bytes:
         merged = reads.aggregate_statistics(s, target, merge_histograms=merge_histograms)
@@ -108,42 +110,64 @@ def answer(
 
     if not target.columns or not target.partitions:
         return whole()
-    parts = _Parts(cache, f"{variant}|{target.engine}|{','.join(target.columns)}")
-    held_key = holding.key(HELD, parts.shape, target)
+    parts = _Parts(cache, holding.shape(variant, target))
+    read = holding.read(s, target, with_row_counts=True)
+    if read is None:  # no such partition: what the whole read answers (or NotFound)
+        return whole()
+    held, by_part, rows = read
     asked = len(target.columns)
-    held = cache.lookup_object(held_key, {})
-    runs: list[summaries.Run] | None = None
-    if isinstance(held, Held):
-        since = holding.since(s, target, held, with_row_counts=True)
-        if since is not None:
-            held, changed = since
-            names = {part_id: name for name, part_id, _ in held.partitions}
-            fresh = {
-                part_id: _partition_rows(names[part_id], rows, holding.STATS_AT)
-                for part_id, rows in changed.items()
-            }
-            runs = _runs(held, fresh, parts, asked)
-    if runs is None:  # nothing held, not usable, or parts of it evicted
-        read = holding.read(s, target, with_row_counts=True)
-        if read is None:  # no such partition: what the whole read answers (or NotFound)
-            return whole()
-        held, by_part, rows = read
-        if held is None:
-            merged = reads.aggregate_rows(
-                rows, asked, len(target.partitions), target.where, merge_histograms
-            )
-            return encoded(*merged, stats_obj)
-        names = {part_id: name for name, part_id, _ in held.partitions}
-        fresh = {
-            part_id: _partition_rows(names[part_id], part_rows, holding.READ_AT)
-            for part_id, part_rows in by_part.items()
-        }
-        runs = _runs(held, fresh, parts, asked)
-        assert runs is not None  # every partition's rows were read
-    assert isinstance(held, Held)
-    cache.store_object(held_key, {}, held, held.size())
+    if held is None:
+        merged = reads.aggregate_rows(
+            rows, asked, len(target.partitions), target.where, merge_histograms
+        )
+        return encoded(*merged, stats_obj)
+    names = {part_id: name for name, part_id, _ in held.partitions}
+    fresh = {
+        part_id: _partition_rows(names[part_id], part_rows, holding.READ_AT)
+        for part_id, part_rows in by_part.items()
+    }
+    runs = _runs(held, fresh, parts, asked)
+    assert runs is not None  # every partition's rows were read
+    cache.store_object(holding.key(HELD, parts.shape, target), {}, held, held.size())
     merged = summaries.merge_runs(runs, len(target.partitions), target.where, merge_histograms)
     return encoded(*merged, stats_obj)
+
+
+def since_answer(
+    tx: Transactions,
+    target: reads.StatsTarget,
+    cache: AnswerCache,
+    variant: str,
+    stats_obj: Callable[[Any], Any],
+    merge_histograms: bool,
+) -> holding.Answer | None:
+    """The answer of TARGET rebuilt from the runs and partitions CACHE keeps and the rows
+    of the partitions changed since they were last read, in one statement
+    (metastore.hms.held); None when nothing is held of TARGET or what changed cannot be
+    told from it."""
+    if not target.columns or not target.partitions:
+        return None
+    parts = _Parts(cache, holding.shape(variant, target))
+    since = holding.changes(
+        tx, cache, holding.key(HELD, parts.shape, target), target, with_row_counts=True
+    )
+    if since is None:
+        return None
+
+    def rebuilt() -> bytes | None:
+        names = {part_id: name for name, part_id, _ in since.held.partitions}
+        fresh = {
+            part_id: _partition_rows(names[part_id], rows, holding.STATS_AT)
+            for part_id, rows in since.changed.items()
+        }
+        runs = _runs(since.held, fresh, parts, len(target.columns))
+        if runs is None:  # parts evicted
+            return None
+        cache.store_object(since.key, {}, since.held, since.held.size())
+        merged = summaries.merge_runs(runs, len(target.partitions), target.where, merge_histograms)
+        return encoded(*merged, stats_obj)
+
+    return holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
 
 
 def _chunks(held: Held) -> list[tuple[tuple[str, int, int], ...]]:

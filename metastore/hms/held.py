@@ -1,28 +1,34 @@
 """The partitions of an answer over many partitions as last read, and the one statement that
 tells which of them changed since (metastore.hms.pieces, metastore.hms.aggr_pieces).
 
-A call answered through the cache reads its table's version first (metastore.hms.cache);
-when that moved, the call is answered again. Before partition versions, that was one
-statement more: the whole answer. Here too: what the server holds of the request (each
-partition's id and version, in the answer's order, and the table's version they were
-current at) is kept in the cache, and one statement reads the table's versions and the rows
-of its partitions whose version is above the held one. A change to a partition that keeps
-its name (its statistics, an alter) gives it a version above every version before
-(metastore.store.versions), so those are the partitions changed since; any other change to
-the table moves its PARTS_VERSION, and then, as when nothing is held, the partitions'
-versions are read again.
+What the server holds of a request (each partition's id and version, in the answer's
+order, and the table's version they were current at) is kept in the cache, and one
+statement reads the table's versions and the rows of its partitions whose version is above
+the held one. A change to a partition that keeps its name (its statistics, an alter) gives
+it a version above every version before (metastore.store.versions), so those are the
+partitions changed since; any other change to the table moves its PARTS_VERSION, and then,
+as when nothing is held, the partitions' versions are read again.
+
+That statement is the only one of a call with something held (metastore.hms.processor): the
+table's version it reads is also what the whole answer is kept under (metastore.hms.cache),
+so the call serves the whole answer when the table did not move, and otherwise rebuilds it
+from the rows that changed, without reading the table's version first. It runs outside any
+transaction, as that read of versions does (Transactions.query): one statement, one
+snapshot.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.orm import Session
 
-from metastore.hms.cache import Key, Versions
+from metastore.hms.cache import AnswerCache, Key, Versions
 from metastore.stats import queries, reads
 from metastore.stats.rows import COLUMN_NAME
+from metastore.store.transactions import Transactions
 from metastore.store.versions import TableName
 
 STATS_AT = 5
@@ -56,6 +62,12 @@ def versions(table: TableName, parts_version: int, version: int) -> Versions:
     return {table: (parts_version, max(parts_version, version))}
 
 
+def shape(variant: str, target: reads.StatsTarget) -> str:
+    """What, besides its partitions, tells the answers to TARGET apart: VARIANT (the
+    server's settings that change answers), the engine and the columns."""
+    return f"{variant}|{target.engine}|{','.join(target.columns)}"
+
+
 def key(name: str, shape: str, target: reads.StatsTarget) -> Key:
     """The key of what is held of the answers to TARGET, of SHAPE (the columns, the engine
     and the server's settings that change answers), for the cache's NAME."""
@@ -63,16 +75,59 @@ def key(name: str, shape: str, target: reads.StatsTarget) -> Key:
     return (name, shape, names.encode())
 
 
+@dataclasses.dataclass(frozen=True)
+class Since:
+    """What changed in the partitions of a request since they were last read (`since`):
+    HELD brought to its table's current version, kept in the cache under KEY once the
+    answer is rebuilt, and the rows of the partitions that CHANGED, by PART_ID."""
+
+    key: Key
+    held: Held
+    changed: dict[int, list[tuple[Any, ...]]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """An answer over many partitions at its table's current VERSION (of table TBL_ID),
+    which REBUILT encodes (None when parts of it were evicted from the cache)."""
+
+    tbl_id: int
+    version: int
+    rebuilt: Callable[[], bytes | None]
+
+
+def changes(
+    tx: Transactions,
+    cache: AnswerCache,
+    key: Key,
+    target: reads.StatsTarget,
+    *,
+    with_row_counts: bool,
+) -> Since | None:
+    """What changed in the partitions of TARGET since they were last read, from what CACHE
+    holds of them under KEY; None when nothing is held or `since` cannot tell."""
+    held = cache.lookup_object(key, {})
+    if not isinstance(held, Held):
+        return None
+    found = since(tx, target, held, with_row_counts=with_row_counts)
+    return None if found is None else Since(key, *found)
+
+
 def since(
-    s: Session, target: reads.StatsTarget, held: Held, *, with_row_counts: bool
+    tx: Transactions, target: reads.StatsTarget, held: Held, *, with_row_counts: bool
 ) -> tuple[Held, dict[int, list[tuple[Any, ...]]]] | None:
     """HELD brought to its table's current version, and the rows of its partitions that
     changed since (their statistics from STATS_AT, and NUM_ROWS WITH_ROW_COUNTS; a row
-    whose COLUMN_NAME is None for a partition without them), in one statement; None when
-    the partitions' versions no longer tell what changed (the table changed otherwise than
-    in some of its partitions, by another writer, or is gone)."""
+    whose COLUMN_NAME is None for a partition without them), in one statement outside a
+    transaction; None when the partitions' versions no longer tell what changed (the table
+    changed otherwise than in some of its partitions, by another writer, or is gone)."""
     rows = queries.partition_stats_changed_since(
-        s, held.tbl_id, held.version, target.columns, target.engine, with_row_counts=with_row_counts
+        tx,
+        held.tbl_id,
+        held.version,
+        target.columns,
+        target.engine,
+        with_row_counts=with_row_counts,
     )
     if not rows:
         return None

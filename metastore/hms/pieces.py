@@ -9,13 +9,15 @@ version, moved by every write of its statistics and alter of it, and its table's
 PARTS_VERSION, moved by every other change to the table), so that an answer re-reads and
 re-encodes only the partitions whose versions moved, and copies the others' bytes.
 
-After a write, a read takes one statement besides the table's version, as the read of the
-whole answer took one before partition versions: the partitions of the request as last read
-are held, and one statement reads the rows of those changed since (metastore.hms.held).
-When nothing is held, the table changed otherwise than in some of its partitions, or a
-part was evicted, one statement reads every partition's rows with their versions, as the
-whole read does, and their parts are kept. Parts are kept under the versions read with their
-rows, in the same statement, so never under versions newer than their data.
+After a write, a read takes one statement, as the read of the whole answer did before
+partition versions: the partitions of the request as last read are held, and one statement
+reads the table's version and the rows of the partitions changed since (metastore.hms.held),
+which the processor runs first (`since_answer`). When nothing is held, the table changed
+otherwise than in some of its partitions, or a part was evicted, the call goes as any call
+through the cache: the table's version, then one statement that reads every partition's
+rows with their versions, as the whole read does, and their parts are kept (`answer`).
+Parts are kept under the versions read with their rows, in the same statement, so never
+under versions newer than their data.
 
 The bytes are the binary protocol's (the only one the server speaks), encoded from the rows
 (metastore.hms.stats_wire), identical to what the generated code writes for the same struct
@@ -31,11 +33,12 @@ from sqlalchemy.orm import Session
 from thrift.Thrift import TType
 
 from metastore.hms import held as holding
-from metastore.hms.cache import AnswerCache, Key
+from metastore.hms.cache import AnswerCache, Key, Versions
 from metastore.hms.held import Held
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.stats import reads
 from metastore.stats.rows import COLUMN_NAME
+from metastore.store.transactions import Transactions
 
 CALL = "get_partitions_statistics_req"
 PIECE = f"{CALL} (a partition)"
@@ -60,21 +63,12 @@ def answer(
     variant: str,
     encoder: StatsEncoder,
 ) -> bytes:
-    """The encoded PartitionsStatsResult of TARGET, from the parts CACHE keeps for VARIANT
-    (the server's settings that change answers) and the statistics of the partitions whose
-    part it does not; the parts read are kept."""
+    """The encoded PartitionsStatsResult of TARGET, its partitions read with their versions
+    and their parts kept in CACHE for VARIANT (the server's settings that change answers),
+    with what is held of them (`since_answer` rebuilds the next answer from these)."""
     if not target.columns or not target.partitions:
         return whole(s, target, encoder)
-    shape = f"{variant}|{target.engine}|{','.join(target.columns)}"
-    held_key = holding.key(HELD, shape, target)
-    held = cache.lookup_object(held_key, {})
-    if isinstance(held, Held):
-        since = holding.since(s, target, held, with_row_counts=False)
-        if since is not None:
-            body = _assembled(*since, holding.STATS_AT, cache, shape, encoder)
-            if body is not None:
-                cache.store_object(held_key, {}, since[0], since[0].size())
-                return body
+    shape = holding.shape(variant, target)
     read = holding.read(s, target, with_row_counts=False)
     if read is None:  # no such partition: what the whole read answers (or NotFound)
         return whole(s, target, encoder)
@@ -83,8 +77,36 @@ def answer(
         return encoder.partitions_result(rows)
     body = _assembled(held, by_part, holding.READ_AT, cache, shape, encoder)
     assert body is not None  # every partition's rows were read
-    cache.store_object(held_key, {}, held, held.size())
+    cache.store_object(holding.key(HELD, shape, target), {}, held, held.size())
     return body
+
+
+def since_answer(
+    tx: Transactions,
+    target: reads.StatsTarget,
+    cache: AnswerCache,
+    variant: str,
+    encoder: StatsEncoder,
+) -> holding.Answer | None:
+    """The answer of TARGET rebuilt from the parts CACHE keeps and the rows of the
+    partitions changed since they were last read, in one statement (metastore.hms.held);
+    None when nothing is held of TARGET or what changed cannot be told from it."""
+    if not target.columns or not target.partitions:
+        return None
+    shape = holding.shape(variant, target)
+    since = holding.changes(
+        tx, cache, holding.key(HELD, shape, target), target, with_row_counts=False
+    )
+    if since is None:
+        return None
+
+    def rebuilt() -> bytes | None:
+        body = _assembled(since.held, since.changed, holding.STATS_AT, cache, shape, encoder)
+        if body is not None:
+            cache.store_object(since.key, {}, since.held, since.held.size())
+        return body
+
+    return holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
 
 
 def _key(shape: str, part_id: int) -> Key:
@@ -103,17 +125,25 @@ def _assembled(
     (read now, their statistics from AT; their parts kept here); None when a part is
     neither kept nor read (evicted)."""
     table_key = ("", shape, str(held.tbl_id))
-    bodies = []
+    bodies: list[bytes | None] = []
+    unchanged: list[tuple[Key, Versions]] = []
     for name, part_id, version in held.partitions:
+        key = _key(shape, part_id)
         versions_ = holding.versions(table_key, held.parts_version, version)
         rows = changed.get(part_id)
         if rows is None:
-            body = cache.lookup(_key(shape, part_id), versions_)
-            if body is None:
-                return None
-        else:
-            objs = [encoder.obj(row[at:]) for row in rows if row[at + COLUMN_NAME] is not None]
-            body = partition_entry(name, objs) if objs else b""
-            cache.store(_key(shape, part_id), versions_, body)
+            unchanged.append((key, versions_))
+            bodies.append(None)
+            continue
+        objs = [encoder.obj(row[at:]) for row in rows if row[at + COLUMN_NAME] is not None]
+        body = partition_entry(name, objs) if objs else b""
+        cache.store(key, versions_, body)
         bodies.append(body)
-    return partitions_map(bodies)
+    kept = iter(cache.lookup_many(unchanged))
+    entries: list[bytes] = []
+    for built in bodies:
+        entry = built if built is not None else next(kept)
+        if entry is None:
+            return None
+        entries.append(entry)
+    return partitions_map(entries)

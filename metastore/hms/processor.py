@@ -20,8 +20,13 @@ from metastore.hms import aggr_pieces, cache, partition_pieces, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.store import versions
+from metastore.store.versions import TableName
 
 log = logging.getLogger(__name__)
+
+_SINCE_CALLS = frozenset({pieces.CALL, aggr_pieces.CALL})
+"""The calls answered, when the cache holds their partitions as last read, in the one
+statement that tells what changed since (metastore.hms.held)."""
 
 # The calls of Hive's ACID tables; colstats serves non-transactional tables only (and the
 # locks without a transaction that Iceberg's Hive catalog takes: metastore.hms.handler.locks).
@@ -127,6 +132,10 @@ class Processor(ThriftHiveMetastore.Processor):
         ):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
+        if name in _SINCE_CALLS and self._answered_since(
+            name, seqid, key, tables[0], arguments, oprot
+        ):
+            return
         try:
             found = versions.read(handler.tx, tables)
         except Exception as e:  # the call itself reports what is wrong with the database
@@ -137,10 +146,7 @@ class Processor(ThriftHiveMetastore.Processor):
         body = kept.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
-            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
-            oprot.trans.write(body)
-            oprot.writeMessageEnd()
-            oprot.trans.flush()
+            self._send_body(oprot, name, seqid, body)
             return
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
             reply = self._encoded_reply(
@@ -155,6 +161,43 @@ class Processor(ThriftHiveMetastore.Processor):
         if body is not None:
             kept.store(key, found, body)
         self._send(oprot, reply)
+
+    def _answered_since(
+        self,
+        name: str,
+        seqid: int,
+        key: cache.Key,
+        table: TableName,
+        arguments: Any,
+        oprot: TProtocolBase,
+    ) -> bool:
+        """Answer call NAME (one of _SINCE_CALLS) on TABLE in one statement that reads the
+        table's version and what changed in its partitions since they were last read
+        (metastore.hms.held): the whole answer the cache keeps under KEY at that version,
+        else the answer rebuilt from the parts of earlier ones and the rows that changed,
+        then kept. False, having sent nothing, when nothing is held of the request, what
+        changed cannot be told, parts were evicted or anything fails: the call then goes
+        as any call through the cache, and reports its own errors."""
+        handler: Handler = self._handler
+        kept = self._cache
+        assert kept is not None
+        try:
+            answer = handler.answer_since(name, arguments.request, kept, self._variant)
+            if answer is None:
+                return False
+            found: cache.Versions = {table: (answer.tbl_id, answer.version)}
+            body = kept.lookup(key, found)
+            if body is None:
+                encoded = answer.rebuilt()
+                if encoded is None:
+                    return False
+                body = pieces.SUCCESS + encoded + pieces.STOP
+                kept.store(key, found, body)
+        except Exception as e:  # the call itself reports what is wrong
+            log.debug("%s: not answered from what changed: %s", name, e)
+            return False
+        self._send_body(oprot, name, seqid, body)
+        return True
 
     def _table_statistics(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
         """get_table_statistics_req encoded from the rows (metastore.hms.stats_wire)."""
@@ -249,6 +292,14 @@ class Processor(ThriftHiveMetastore.Processor):
         oprot.writeMessageEnd()
         value: bytes = replies.getvalue()
         return value
+
+    @staticmethod
+    def _send_body(oprot: TProtocolBase, name: str, seqid: int, body: bytes) -> None:
+        """Send the reply of call NAME whose result struct is encoded as BODY."""
+        oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
+        oprot.trans.write(body)
+        oprot.writeMessageEnd()
+        oprot.trans.flush()
 
     @staticmethod
     def _send(oprot: TProtocolBase, reply: bytes) -> None:

@@ -38,6 +38,7 @@ from metastore.stats.rows import (
 from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.driver import driver_execute, driver_rows
+from metastore.store.transactions import Transactions
 
 StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
 
@@ -351,7 +352,7 @@ def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Selec
 
 
 def partition_stats_changed_since(
-    s: Session,
+    tx: Transactions,
     tbl_id: int,
     since: int,
     columns: Sequence[str],
@@ -359,14 +360,15 @@ def partition_stats_changed_since(
     *,
     with_row_counts: bool = False,
 ) -> list[tuple[Any, ...]]:
-    """What changed in table TBL_ID's partitions (their statistics, or an alter) since its version
-    SINCE, in one statement on the driver: the table's VERSION, PARTS_VERSION and SEEN_VERSION
-    (metastore.store.versions), then the PART_ID and version of a partition whose version is
-    above SINCE, its STATS_COLUMNS of COLUMNS for ENGINE and, with WITH_ROW_COUNTS, its numRows
-    parameter; ordered by partition id and column name. A changed partition without such rows
-    has one row whose COLUMN_NAME is None; the table's versions alone (the rest None) when no
-    partition changed; no row when the table has no versions (or is gone)."""
-    dialect = s.get_bind().dialect.name
+    """What changed in table TBL_ID's partitions (their statistics, or an alter) since its
+    version SINCE, in one statement outside a transaction (Transactions.query): the table's
+    VERSION, PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then the PART_ID and
+    version of a partition whose version is above SINCE, its STATS_COLUMNS of COLUMNS for
+    ENGINE and, with WITH_ROW_COUNTS, its numRows parameter; ordered by partition id and
+    column name. A changed partition without such rows has one row whose COLUMN_NAME is
+    None; the table's versions alone (the rest None) when no partition changed; no row when
+    the table has no versions (or is gone)."""
+    dialect = tx.engine.dialect.name
     params = {
         "tbl": tbl_id,
         "since": since,
@@ -374,7 +376,7 @@ def partition_stats_changed_since(
         "columns": lists.values(dialect, columns),
     }
     query = _changed_since_query(dialect, with_row_counts)
-    return [_with_bytes(row, start=5) for row in driver_rows(s, query, params)]
+    return [_with_bytes(row, start=5) for row in tx.query(query, params)]
 
 
 @functools.cache

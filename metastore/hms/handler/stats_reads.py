@@ -12,7 +12,7 @@ from thrift.protocol.TBinaryProtocol import TBinaryProtocolAccelerated
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
-from metastore.hms import aggr_pieces, pieces
+from metastore.hms import aggr_pieces, held, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
@@ -163,4 +163,24 @@ class StatisticsReads(ServiceBase):
                 self.settings.fetch_histogram,
             ),
             write=False,
+        )
+
+    def answer_since(
+        self, name: str, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
+    ) -> held.Answer | None:
+        """The answer of call NAME (get_partitions_statistics_req or get_aggr_stats_for) to
+        REQUEST rebuilt from what CACHE keeps of its partitions for VARIANT and the rows
+        that changed since, in one statement (metastore.hms.held), None when it cannot be.
+        Not an operation: the processor has checked the caller's right, and falls back to
+        the call itself, with its errors, on None or any failure here."""
+        target = _target(request, with_partitions=True)
+        if name == pieces.CALL:
+            return pieces.since_answer(self.tx, target, cache, variant, self.answers.encoder)
+        return aggr_pieces.since_answer(
+            self.tx,
+            target,
+            cache,
+            variant,
+            self.answers.stats_obj,
+            self.settings.fetch_histogram,
         )

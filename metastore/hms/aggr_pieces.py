@@ -12,12 +12,13 @@ After a write of one partition, its run is merged again from its partitions' row
 answer from the runs' summaries: exactly the merge of every partition's rows (tested against
 a server without a cache).
 
-Which partitions changed is told by one statement, the call's only one (metastore.hms.held):
-the table's version and the rows of the partitions changed since the partitions of the
-request as last read (`since_answer`). When nothing is held, the table changed otherwise
-than in some of its partitions, or parts were evicted, the call goes as any call through
-the cache: the table's version, then one statement that reads every partition's rows with
-their versions, as the whole read does (`answer`).
+Which partitions changed is told by one statement besides the table's version, outside a
+transaction, as the read of the whole answer took one before partition versions
+(metastore.hms.held; `since_answer`): the rows of the partitions changed since the
+partitions of the request as last read. When nothing is held, the table changed otherwise
+than in some of its partitions, or parts were evicted, the call goes as any call: one
+statement reads every partition's rows with their versions, as the whole read does
+(`answer`).
 """
 
 from __future__ import annotations

@@ -9,12 +9,12 @@ it a version above every version before (metastore.store.versions), so those are
 partitions changed since; any other change to the table moves its PARTS_VERSION, and then,
 as when nothing is held, the partitions' versions are read again.
 
-That statement is the only one of a call with something held (metastore.hms.processor): the
-table's version it reads is also what the whole answer is kept under (metastore.hms.cache),
-so the call serves the whole answer when the table did not move, and otherwise rebuilds it
-from the rows that changed, without reading the table's version first. It runs outside any
-transaction, as that read of versions does (Transactions.query): one statement, one
-snapshot.
+A call reads its table's version first (metastore.hms.cache), and serves the whole answer
+when that has not moved: a statement of one row by key, cheaper than this one even when it
+finds nothing changed. When the version moved and something is held, this statement is the
+only other one (metastore.hms.processor): it runs outside any transaction, as that read of
+versions does (Transactions.query), and the answer rebuilt from it is kept under the
+table's version it read.
 """
 
 from __future__ import annotations

@@ -9,13 +9,13 @@ version, moved by every write of its statistics and alter of it, and its table's
 PARTS_VERSION, moved by every other change to the table), so that an answer re-reads and
 re-encodes only the partitions whose versions moved, and copies the others' bytes.
 
-After a write, a read takes one statement, as the read of the whole answer did before
-partition versions: the partitions of the request as last read are held, and one statement
-reads the table's version and the rows of the partitions changed since (metastore.hms.held),
-which the processor runs first (`since_answer`). When nothing is held, the table changed
-otherwise than in some of its partitions, or a part was evicted, the call goes as any call
-through the cache: the table's version, then one statement that reads every partition's
-rows with their versions, as the whole read does, and their parts are kept (`answer`).
+After a write, a read takes one statement besides the table's version, as the read of the
+whole answer took one before partition versions: the partitions of the request as last read
+are held, and one statement, outside a transaction, reads the rows of those changed since
+(metastore.hms.held; `since_answer`). When nothing is held, the table changed otherwise
+than in some of its partitions, or a part was evicted, the call goes as any call: one
+statement reads every partition's rows with their versions, as the whole read does, and
+their parts are kept (`answer`).
 Parts are kept under the versions read with their rows, in the same statement, so never
 under versions newer than their data.
 

@@ -25,8 +25,8 @@ from metastore.store.versions import TableName
 log = logging.getLogger(__name__)
 
 _SINCE_CALLS = frozenset({pieces.CALL, aggr_pieces.CALL})
-"""The calls answered, when the cache holds their partitions as last read, in the one
-statement that tells what changed since (metastore.hms.held)."""
+"""The calls rebuilt, when the table moved and the cache holds their partitions as last
+read, from what changed since (metastore.hms.held)."""
 
 # The calls of Hive's ACID tables; colstats serves non-transactional tables only (and the
 # locks without a transaction that Iceberg's Hive catalog takes: metastore.hms.handler.locks).
@@ -132,10 +132,6 @@ class Processor(ThriftHiveMetastore.Processor):
         ):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
-        if name in _SINCE_CALLS and self._answered_since(
-            name, seqid, key, tables[0], arguments, oprot
-        ):
-            return
         try:
             found = versions.read(handler.tx, tables)
         except Exception as e:  # the call itself reports what is wrong with the database
@@ -147,6 +143,10 @@ class Processor(ThriftHiveMetastore.Processor):
         if body is not None:
             log.debug("%s answered from the cache", name)
             self._send_body(oprot, name, seqid, body)
+            return
+        if name in _SINCE_CALLS and self._answered_since(
+            name, seqid, key, tables[0], arguments, oprot
+        ):
             return
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
             reply = self._encoded_reply(
@@ -171,31 +171,26 @@ class Processor(ThriftHiveMetastore.Processor):
         arguments: Any,
         oprot: TProtocolBase,
     ) -> bool:
-        """Answer call NAME (one of _SINCE_CALLS) on TABLE in one statement that reads the
-        table's version and what changed in its partitions since they were last read
-        (metastore.hms.held): the whole answer the cache keeps under KEY at that version,
-        else the answer rebuilt from the parts of earlier ones and the rows that changed,
-        then kept. False, having sent nothing, when nothing is held of the request, what
-        changed cannot be told, parts were evicted or anything fails: the call then goes
-        as any call through the cache, and reports its own errors."""
+        """Answer call NAME (one of _SINCE_CALLS) on TABLE, whose whole answer the cache
+        does not keep at the table's version, from the parts of earlier answers and the
+        rows changed since its partitions were last read, in one statement outside a
+        transaction (metastore.hms.held); the answer is kept under KEY at the version that
+        statement read. False, having sent nothing, when nothing is held of the request,
+        what changed cannot be told, parts were evicted or anything fails: the call then
+        goes as any call, and reports its own errors."""
         handler: Handler = self._handler
         kept = self._cache
         assert kept is not None
         try:
             answer = handler.answer_since(name, arguments.request, kept, self._variant)
-            if answer is None:
-                return False
-            found: cache.Versions = {table: (answer.tbl_id, answer.version)}
-            body = kept.lookup(key, found)
-            if body is None:
-                encoded = answer.rebuilt()
-                if encoded is None:
-                    return False
-                body = pieces.SUCCESS + encoded + pieces.STOP
-                kept.store(key, found, body)
+            encoded = None if answer is None else answer.rebuilt()
         except Exception as e:  # the call itself reports what is wrong
-            log.debug("%s: not answered from what changed: %s", name, e)
+            log.debug("%s: not rebuilt from what changed: %s", name, e)
             return False
+        if answer is None or encoded is None:
+            return False
+        body = pieces.SUCCESS + encoded + pieces.STOP
+        kept.store(key, {table: (answer.tbl_id, answer.version)}, body)
         self._send_body(oprot, name, seqid, body)
         return True
 

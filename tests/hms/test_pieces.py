@@ -493,13 +493,12 @@ def test_answers_rebuilt_by_partition_are_those_without_a_cache(
 
 
 @pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
-def test_a_read_after_a_write_is_one_statement(
+def test_a_read_after_a_write_is_two_statements(
     servers: list[RunningServer], clients: tuple[Client, Client, Client], call: str
 ) -> None:
-    """The table's version and what changed since the partitions held, in one statement
-    (the read of the whole answer took two: the table's version, then the answer). An answer
-    whose table did not change is one statement too (the same, which finds nothing
-    changed)."""
+    """The table's version, then what changed since the partitions held: as many statements
+    as the read of the whole answer took before partition versions. An answer whose table
+    did not change is one statement (its version)."""
     db = f"reads_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
@@ -515,7 +514,7 @@ def test_a_read_after_a_write_is_one_statement(
             )
             before = statements.selects()
             assert read(request) == getattr(plain, call)(request)
-            assert statements.selects() - before == 1, statements.sent()[-4:]
+            assert statements.selects() - before == 2, statements.sent()[-4:]
         before = statements.selects()
         read(request)
         assert statements.selects() - before == 1
@@ -529,9 +528,9 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
     call: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Parts of the answer evicted from the cache: the statement of what changed, then the
-    call as any call through the cache (the table's version, every partition read with its
-    versions), the same answer; and the next read after a write is one statement again."""
+    """Parts of the answer evicted from the cache: the table's version and the statement of
+    what changed, then the call as any call (every partition read with its versions), the
+    same answer; and the next read after a write is two statements again."""
     db = f"evicted_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
@@ -563,7 +562,7 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
         )
         before = statements.selects()
         assert read(request) == expected(request)
-        assert statements.selects() - before == 1, statements.sent()[-4:]
+        assert statements.selects() - before == 2, statements.sent()[-4:]
     plain.drop_database(db, True, True)
 
 

@@ -15,9 +15,8 @@ are held, and one statement, outside a transaction, reads the rows of those chan
 (metastore.hms.held; `since_answer`). When nothing is held, the table changed otherwise
 than in some of its partitions, or a part was evicted, the call goes as any call: one
 statement reads every partition's rows with their versions, as the whole read does, and
-their parts are kept (`answer`).
-Parts are kept under the versions read with their rows, in the same statement, so never
-under versions newer than their data.
+their parts are kept (`answer`). Parts are kept under the versions read with their rows, in
+the same statement, so never under versions newer than their data.
 
 The bytes are the binary protocol's (the only one the server speaks), encoded from the rows
 (metastore.hms.stats_wire), identical to what the generated code writes for the same struct

@@ -14,7 +14,9 @@ and serves the stored bytes when they are the versions of the stored answer; oth
 runs as any call and stores its answer under the versions it read. The versions are read
 before the answer, so an answer is never stored under versions newer than its data (at
 worst, newer data under older versions: the next call finds other versions and reads again),
-and never older than every change committed before the call began. An answer replaces a
+and never older than every change committed before the call began. (Two statistics reads
+over many partitions may instead be rebuilt from parts and stored under the version read
+in the same statement as what changed: metastore.hms.held.) An answer replaces a
 stored one only when it was read at versions no older than the stored one's. Errors are not
 stored. Entries are evicted least recently used first, when the bytes they hold pass the
 cache's size; nothing is loaded ahead (no warm-up).

@@ -32,7 +32,7 @@ from metastore.store.transactions import Transactions
 from metastore.store.versions import TableName
 
 STATS_AT = 5
-"""Where the statistics columns begin in a row of `since` (after the table's versions, the
+"""Where the statistics columns begin in a row of `_since` (after the table's versions, the
 partition's id and its version)."""
 
 
@@ -77,7 +77,7 @@ def key(name: str, shape: str, target: reads.StatsTarget) -> Key:
 
 @dataclasses.dataclass(frozen=True)
 class Since:
-    """What changed in the partitions of a request since they were last read (`since`):
+    """What changed in the partitions of a request since they were last read (`_since`):
     HELD brought to its table's current version, kept in the cache under KEY once the
     answer is rebuilt, and the rows of the partitions that CHANGED, by PART_ID."""
 
@@ -105,15 +105,15 @@ def changes(
     with_row_counts: bool,
 ) -> Since | None:
     """What changed in the partitions of TARGET since they were last read, from what CACHE
-    holds of them under KEY; None when nothing is held or `since` cannot tell."""
+    holds of them under KEY; None when nothing is held or `_since` cannot tell."""
     held = cache.lookup_object(key, {})
     if not isinstance(held, Held):
         return None
-    found = since(tx, target, held, with_row_counts=with_row_counts)
+    found = _since(tx, target, held, with_row_counts=with_row_counts)
     return None if found is None else Since(key, *found)
 
 
-def since(
+def _since(
     tx: Transactions, target: reads.StatsTarget, held: Held, *, with_row_counts: bool
 ) -> tuple[Held, dict[int, list[tuple[Any, ...]]]] | None:
     """HELD brought to its table's current version, and the rows of its partitions that

@@ -10,15 +10,18 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from thrift.protocol.TProtocol import TProtocolBase, TProtocolFactory
 from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport.TTransport import TMemoryBuffer, TTransportException
 
 from hive_metastore_thrift import ThriftHiveMetastore
 from metastore.access import Right, current_connection
+from metastore.errors import MetastoreError
 from metastore.hms import aggr_pieces, cache, partition_pieces, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
+from metastore.names import InvalidNameError
 from metastore.store import versions
 from metastore.store.versions import TableName
 
@@ -116,7 +119,8 @@ class Processor(ThriftHiveMetastore.Processor):
         self, name: str, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
     ) -> None:
         """Call NAME served from the cache when its stored answer was read at the versions
-        its tables have now, else as any call, its answer stored (metastore.hms.cache)."""
+        its tables have now, else rebuilt from what changed (`_answered_since`) or as any
+        call, its answer stored (metastore.hms.cache)."""
         kept = self._cache
         assert kept is not None
         data: bytes = iprot.trans.getvalue()
@@ -144,8 +148,10 @@ class Processor(ThriftHiveMetastore.Processor):
             log.debug("%s answered from the cache", name)
             self._send_body(oprot, name, seqid, body)
             return
-        if name in _SINCE_CALLS and self._answered_since(
-            name, seqid, key, tables[0], arguments, oprot
+        if (
+            name in _SINCE_CALLS
+            and known
+            and self._answered_since(name, seqid, key, tables[0], found, arguments, oprot)
         ):
             return
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
@@ -168,26 +174,35 @@ class Processor(ThriftHiveMetastore.Processor):
         seqid: int,
         key: cache.Key,
         table: TableName,
+        found: cache.Versions,
         arguments: Any,
         oprot: TProtocolBase,
     ) -> bool:
         """Answer call NAME (one of _SINCE_CALLS) on TABLE, whose whole answer the cache
-        does not keep at the table's version, from the parts of earlier answers and the
-        rows changed since its partitions were last read, in one statement outside a
-        transaction (metastore.hms.held); the answer is kept under KEY at the version that
-        statement read. False, having sent nothing, when nothing is held of the request,
-        what changed cannot be told, parts were evicted or anything fails: the call then
-        goes as any call, and reports its own errors."""
+        does not keep at the table's version (FOUND, read first), from the parts of earlier
+        answers and the rows changed since its partitions were last read, in one statement
+        outside a transaction (metastore.hms.held); the answer is kept under KEY at the
+        version that statement read, of the same table, no older than FOUND. False, having
+        sent nothing, when nothing is held of the request, what changed cannot be told,
+        parts were evicted or anything fails: the call then goes as any call, and reports
+        its own errors (a failure other than the database's or the request's is logged
+        as a warning: a bug here would otherwise only cost a statement more per call)."""
         handler: Handler = self._handler
         kept = self._cache
         assert kept is not None
         try:
             answer = handler.answer_since(name, arguments.request, kept, self._variant)
             encoded = None if answer is None else answer.rebuilt()
-        except Exception as e:  # the call itself reports what is wrong
+        except (SQLAlchemyError, MetastoreError, InvalidNameError) as e:
             log.debug("%s: not rebuilt from what changed: %s", name, e)
             return False
-        if answer is None or encoded is None:
+        except Exception:
+            log.warning("%s: not rebuilt from what changed; answered whole", name, exc_info=True)
+            return False
+        tbl_id, version = found[table]
+        if answer is None or encoded is None or answer.tbl_id != tbl_id:
+            return False
+        if version is None or answer.version < version:
             return False
         body = pieces.SUCCESS + encoded + pieces.STOP
         kept.store(key, {table: (answer.tbl_id, answer.version)}, body)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     ARRAY,
@@ -38,7 +38,9 @@ from metastore.stats.rows import (
 from metastore.store import lists
 from metastore.store import models as m
 from metastore.store.driver import driver_execute, driver_rows
-from metastore.store.transactions import Transactions
+
+if TYPE_CHECKING:
+    from metastore.store.transactions import Transactions
 
 StatsModel = type[m.TableColumnStats] | type[m.PartitionColumnStats]
 

@@ -34,7 +34,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
-from metastore.hms import aggr_pieces, partition_pieces, pieces
+from metastore.hms import aggr_pieces, held, partition_pieces, pieces
 from metastore.sketches.hll import HyperLogLog
 from metastore.store import partition_rows as pr
 
@@ -563,6 +563,63 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
         before = statements.selects()
         assert read(request) == expected(request)
         assert statements.selects() - before == 2, statements.sent()[-4:]
+    plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
+def test_another_request_of_the_same_partitions_is_rebuilt_from_their_parts(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client], call: str
+) -> None:
+    """The same columns in another order are another request (another whole answer) of the
+    partitions held: at the same table version, the statement of what changed finds
+    nothing, and the answer is built from the parts kept (none read again)."""
+    db = f"reordered_{uuid.uuid4().hex[:10]}"
+    _, b, plain = clients
+    _make(plain, db)
+    names = [f"ds={v}" for v in VALUES]
+    columns = [f.name for f in COLUMNS]
+    read, expected = getattr(b, call), getattr(plain, call)
+    first = t.PartitionsStatsRequest(db, "t", columns, names)
+    assert read(first) == expected(first)
+    reordered = t.PartitionsStatsRequest(db, "t", columns[::-1], names)
+    piece = pieces.PIECE if call == pieces.CALL else aggr_pieces.RUN
+    hits, misses = _counts(servers[1], piece)
+    with DriverStatements(servers[1].engine) as statements:
+        assert read(reordered) == expected(reordered)
+        assert statements.selects() == 2, statements.sent()
+    assert _counts(servers[1], piece)[1] == misses
+    assert _counts(servers[1], piece)[0] > hits
+    plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
+def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    call: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A failure of the rebuild from what changed that is not the database's (a bug) is a
+    warning with its traceback, and the call answers as a server without a cache."""
+    db = f"failed_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = t.PartitionsStatsRequest(
+        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
+    )
+    read, expected = getattr(b, call), getattr(plain, call)
+    assert read(request) == expected(request)
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(70), f"ds={VALUES[2]}"))
+
+    def broken(*_args: Any) -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(held, "_since", broken)
+    with caplog.at_level("WARNING", logger="metastore.hms.processor"):
+        assert read(request) == expected(request)
+    warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].exc_info is not None
     plain.drop_database(db, True, True)
 
 

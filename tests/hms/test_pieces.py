@@ -119,6 +119,11 @@ def _make(client: Client, db: str) -> None:
         client.update_partition_column_statistics(column_stats(db, "t", every_kind(n), f"ds={v}"))
 
 
+def _every_partition(db: str) -> t.PartitionsStatsRequest:
+    """The statistics request of every column and partition of _make's table in DB."""
+    return t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES])
+
+
 def _counts(server: RunningServer, name: str = pieces.PIECE) -> tuple[int, int]:
     cache = server.server.cache
     assert cache is not None
@@ -131,9 +136,7 @@ def test_after_a_write_only_the_partition_written_is_read_again(
     db = f"pieces_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
-    request = t.PartitionsStatsRequest(
-        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
-    )
+    request = _every_partition(db)
     first = b.get_partitions_statistics_req(request)
     assert first == plain.get_partitions_statistics_req(request)
     assert len(first.partStats) == len(VALUES) - 1
@@ -170,9 +173,7 @@ def test_after_a_write_only_the_run_of_the_partition_written_is_merged_again(
     db = f"aggr_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
-    request = t.PartitionsStatsRequest(
-        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
-    )
+    request = _every_partition(db)
     assert b.get_aggr_stats_for(request) == plain.get_aggr_stats_for(request)
     runs = len(VALUES) // aggr_pieces.RUN_LENGTH
     assert runs == 3
@@ -502,9 +503,7 @@ def test_a_read_after_a_write_is_two_statements(
     db = f"reads_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
-    request = t.PartitionsStatsRequest(
-        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
-    )
+    request = _every_partition(db)
     read = getattr(b, call)
     with DriverStatements(servers[1].engine) as statements:
         read(request)  # the dialect's own questions on new connections
@@ -534,9 +533,7 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
     db = f"evicted_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
-    request = t.PartitionsStatsRequest(
-        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
-    )
+    request = _every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     cache = servers[1].server.cache
@@ -605,9 +602,7 @@ def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
     db = f"failed_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
-    request = t.PartitionsStatsRequest(
-        db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES]
-    )
+    request = _every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     a.update_partition_column_statistics(column_stats(db, "t", every_kind(70), f"ds={VALUES[2]}"))

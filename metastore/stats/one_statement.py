@@ -11,6 +11,15 @@ written (a table or partition not found under the names given, a column the owne
 a text longer than its column keeps): the general path of metastore.stats.writes then
 runs, finds a partition whose name was given in another spelling, or raises its error.
 A write whose rows name a column twice takes the general path from the start.
+
+A write that is all of its call's transaction (a single-object update) goes further
+(`write_alone`): its rows are checked first, against the owner's columns as last seen
+(OwnerColumns), and colstats_write_statistics_alone (schema 0010) writes them in a statement
+that is a transaction of its own, only when those are still the owner's columns. One round
+trip in all: none for BEGIN, none for COMMIT (Transactions.alone). When the columns are not
+known or have changed, the function answers them and writes nothing; the rows are checked
+again against these. A write whose rows fail the check, or that the function refuses for
+another reason, takes the path above in the call's transaction, which then says why.
 """
 
 from __future__ import annotations
@@ -18,15 +27,20 @@ from __future__ import annotations
 import functools
 import json
 import math
+import threading
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import TextClause, text
 from sqlalchemy.orm import Session
 
 from metastore import names
+from metastore.errors import MetastoreError
 from metastore.stats.rows import StatsRow
+from metastore.stats.validate import owner_rows
 from metastore.store.driver import driver_rows
-from metastore.store.models import WRITE_FUNCTION
+from metastore.store.models import WRITE_ALONE_FUNCTION, WRITE_FUNCTION
+from metastore.store.transactions import Transactions
 
 
 class Written(NamedTuple):
@@ -44,6 +58,108 @@ def _call() -> TextClause:
         f"SELECT written, column_names, column_types FROM {WRITE_FUNCTION}"
         "(:catalog, :db, :table, :partition, CAST(:rows AS jsonb))"
     )
+
+
+@functools.cache
+def _alone_call() -> TextClause:
+    return text(
+        f"SELECT written, column_names, column_types FROM {WRITE_ALONE_FUNCTION}"
+        "(:catalog, :db, :table, :partition, CAST(:rows AS jsonb), CAST(:names AS text[]), "
+        "CAST(:types AS text[]))"
+    )
+
+
+Columns = tuple[tuple[str, ...], tuple[str, ...]]
+"""An owner's columns: their names and types, in order, as stored."""
+
+
+class OwnerColumns:
+    """The columns of the owners of the writes alone, as last seen, by table (catalog,
+    database, table; its partitions mostly have its columns): what `write_alone` checks rows
+    against before it writes. Each server keeps its own; at most LIMIT tables, forgotten
+    all at once past it."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[str, str, str], Columns] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, str, str]) -> Columns | None:
+        return self._known.get(key)
+
+    def put(self, key: tuple[str, str, str], columns: Columns) -> None:
+        with self._lock:
+            if len(self._known) >= self.LIMIT:
+                self._known.clear()
+            self._known[key] = columns
+
+
+def write_alone(
+    tx: Transactions,
+    known: OwnerColumns,
+    db_arg: str,
+    table_name: str,
+    partition: str | None,
+    catalog: str | None,
+    rows: list[StatsRow],
+    engine: str,
+) -> bool:
+    """Write ROWS of table TABLE_NAME of database DB_ARG (named as for lookup.table) or of
+    its partition PARTITION (None: the table's own) for ENGINE in one statement that is a
+    transaction of its own, checked first against the owner's columns KNOWN (see the module
+    docstring); True when written, False (nothing written) where the caller's transaction
+    must write them. Only for a write that is all of its call's transaction, on
+    PostgreSQL."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    if not db_name or not table_name:
+        return False
+    key = (cat, names.identifier(db_name), names.identifier(table_name))
+    params: dict[str, Any] = {
+        "catalog": key[0],
+        "db": key[1],
+        "table": key[2],
+        "partition": partition,
+        "rows": None,
+        "names": None,
+        "types": None,
+    }
+    columns = known.get(key)
+    for _ in range(2):  # the columns last seen, then (when they changed) those answered
+        if columns is not None:
+            try:
+                checked = owner_rows(rows, dict(zip(*columns, strict=True)), "", engine)
+            except MetastoreError:  # the general path says why, from the columns as stored
+                return False
+            params.update(rows=_json(checked), names=list(columns[0]), types=list(columns[1]))
+        written, column_names, column_types = tx.alone(_alone_call(), params)[0]
+        if written:
+            return True
+        if column_names is None:  # no such table or partition under these names
+            return False
+        answered = (tuple(column_names), tuple(column_types))
+        if answered == columns:  # refused for another reason
+            return False
+        known.put(key, answered)
+        columns = answered
+    return False
+
+
+def _json(rows: Sequence[StatsRow]) -> str:
+    """ROWS (checked: ENGINE and COLUMN_TYPE set) as the function reads them: bytes in
+    bytea's hex form, the doubles JSON has no number for as text."""
+    try:
+        return json.dumps(rows, default=_hex, allow_nan=False)
+    except ValueError:  # a double that is not finite
+        return json.dumps([_json_row(row, row["ENGINE"]) for row in rows])
+
+
+def _hex(value: Any) -> str:
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()
+    raise TypeError(f"{type(value).__name__} is not kept in a statistics row")
 
 
 def write(

@@ -11,12 +11,13 @@ column; nothing is ever cut short or coerced.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import String
 
-from metastore.errors import InvalidInput
+from metastore.errors import InvalidInput, InvalidObject
 from metastore.stats.rows import StatsRow
 from metastore.store import models as m
 from metastore.vocabulary import Kind, kinds_for_type
@@ -98,4 +99,23 @@ def checked(row: StatsRow, column_type: str) -> StatsRow:
         _check_range(column, row["LONG_LOW_VALUE"], row["LONG_HIGH_VALUE"])
     out = row.copy()
     out["COLUMN_TYPE"] = stored_type
+    return out
+
+
+def owner_rows(
+    rows: Sequence[StatsRow], column_types: dict[str, str], where: str, engine: str
+) -> list[StatsRow]:
+    """ROWS of one table or partition (WHERE), checked against its COLUMN_TYPES."""
+    out = []
+    seen: set[str] = set()
+    for row in rows:
+        column = row["COLUMN_NAME"]
+        if column in seen:
+            raise InvalidInput(f"column {column!r} appears twice in one request")
+        seen.add(column)
+        if column not in column_types:
+            raise InvalidObject(f"{where} has no column {column!r}")
+        stored = checked(row, column_types[column])
+        stored["ENGINE"] = engine
+        out.append(stored)
     return out

@@ -17,15 +17,16 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from metastore import names
-from metastore.errors import InvalidInput, InvalidObject, NotFound
+from metastore.errors import InvalidObject, NotFound
 from metastore.stats import accurate, aggregate, one_statement, owners, queries
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL, StatsLevel
 from metastore.stats.rows import StatsRow
-from metastore.stats.validate import check_engine, checked
+from metastore.stats.validate import check_engine, owner_rows
 from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
 from metastore.store.storage import column_types
+from metastore.store.transactions import Transactions
 
 
 @dataclasses.dataclass
@@ -55,7 +56,7 @@ def write_statistics(
             s, entry.db, entry.table, entry.partition, entry.catalog, entry.rows, engine
         )
         if written is not None:
-            _owner_rows(entry.rows, written.column_types, written.where, engine)
+            owner_rows(entry.rows, written.column_types, written.where, engine)
             return
     groups: dict[tuple[str | None, str, str], list[StatsEntry]] = {}
     for entry in entries:
@@ -70,13 +71,29 @@ def write_statistics(
         if table_level:
             types = owners.column_types(s, [table.cd_id]).get(table.cd_id or -1, {})
             where = f"table {table.where()}"
-            rows = [_owner_rows(e.rows, types, where, engine) for e in table_level]
+            rows = [owner_rows(e.rows, types, where, engine) for e in table_level]
             value = owners.table_accurate(s, table)
             stored = {table.tbl_id: value} if value is not None else {}
             named = {table.tbl_id: (table.catalog, table.db_name, table.name)}
             _store_rows(s, TABLE_LEVEL, {table.tbl_id: rows}, named, stored, engine, merge)
         if part_level:
             _write_partition_statistics(s, table, part_level, engine, merge)
+
+
+def write_alone(
+    tx: Transactions, known: one_statement.OwnerColumns, entry: StatsEntry, engine: str
+) -> bool:
+    """Write ENTRY for ENGINE in one statement that is a transaction of its own, on
+    PostgreSQL (metastore.stats.one_statement.write_alone; KNOWN: the owners' columns as
+    last seen): for a write that is all of its caller's transaction. True when written;
+    False, with nothing written, where write_statistics must write it (and says why it
+    cannot)."""
+    check_engine(engine)
+    if tx.engine.dialect.name != "postgresql":
+        return False
+    return one_statement.write_alone(
+        tx, known, entry.db, entry.table, entry.partition, entry.catalog, entry.rows, engine
+    )
 
 
 def _write_partition_statistics(
@@ -103,31 +120,12 @@ def _write_partition_statistics(
         if found is None:
             raise lookup.missing(f"partition {name} of table {table.where()}")
         where = f"partition {name} of {table.where()}"
-        rows = _owner_rows(entry.rows, types.get(found.cd_id or -1, {}), where, engine)
+        rows = owner_rows(entry.rows, types.get(found.cd_id or -1, {}), where, engine)
         by_owner.setdefault(found.part_id, []).append(rows)
         named[found.part_id] = (table.catalog, table.db_name, table.name, name)
     stored = {p.part_id: p.accurate for p in partitions.values() if p.accurate is not None}
     versions.touch_partitions(s, table.tbl_id, by_owner)
     _store_rows(s, PARTITION_LEVEL, by_owner, named, stored, engine, merge)
-
-
-def _owner_rows(
-    rows: Sequence[StatsRow], column_types: dict[str, str], where: str, engine: str
-) -> list[StatsRow]:
-    """ROWS of one table or partition (WHERE), checked against its COLUMN_TYPES."""
-    out = []
-    seen: set[str] = set()
-    for row in rows:
-        column = row["COLUMN_NAME"]
-        if column in seen:
-            raise InvalidInput(f"column {column!r} appears twice in one request")
-        seen.add(column)
-        if column not in column_types:
-            raise InvalidObject(f"{where} has no column {column!r}")
-        stored = checked(row, column_types[column])
-        stored["ENGINE"] = engine
-        out.append(stored)
-    return out
 
 
 def _store_rows(

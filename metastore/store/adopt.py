@@ -19,8 +19,8 @@ the database beside colstats, or alone again:
 6. triggers that move a table's version when HMS (not colstats) changes the table, its
    partitions, parameters, storage or statistics, so that colstats's cache of answers stays
    exact beside HMS;
-   and the function that writes a per-call write of statistics in one statement (schema
-   0009, metastore.stats.one_statement);
+   and the functions that write a per-call write of statistics in one statement (schemas
+   0009 and 0010, metastore.stats.one_statement);
 7. the Alembic revision, and COLSTATS_ADOPTION: the schema as it was (its tables, columns,
    defaults, indexes and constraints), from which `--undo` removes everything added.
 
@@ -403,13 +403,17 @@ $$""",
 
 
 def _write_function(result: Plan) -> None:
-    """The function of schema 0009, as its migration creates it."""
-    migration = importlib.import_module(
-        "metastore.migrations.versions.0009_statistics_write_function"
-    )
+    """The functions of schemas 0009 and 0010, as their migrations create them."""
+    versions = "metastore.migrations.versions"
+    write = importlib.import_module(f"{versions}.0009_statistics_write_function")
+    alone = importlib.import_module(f"{versions}.0010_statistics_write_alone")
     result.add(
         f"create function {m.WRITE_FUNCTION}: a per-call statistics write in one statement",
-        migration.WRITE_FUNCTION,
+        write.WRITE_FUNCTION,
+    )
+    result.add(
+        f"create function {m.WRITE_ALONE_FUNCTION}: the same write outside a transaction",
+        alone.WRITE_ALONE_FUNCTION,
     )
 
 

@@ -252,6 +252,9 @@ never wait for each other to draw one (SQLite has no sequences; see VersionCount
 WRITE_FUNCTION = "colstats_write_statistics"
 """PostgreSQL's function that makes a per-call statistics write one statement (schema 0009,
 metastore.stats.one_statement)."""
+WRITE_ALONE_FUNCTION = "colstats_write_statistics_alone"
+"""PostgreSQL's function that makes a per-call statistics write one statement outside a
+transaction, its rows checked before it (schema 0010, metastore.stats.one_statement)."""
 
 
 class VersionCounter(Base):

@@ -5,7 +5,8 @@ its columns, of the same type family (and length, in colstats's own schema), the
 nullability, the same primary key, its unique keys and foreign keys as sets of columns
 (whatever a constraint is called, and whether a unique key is a constraint or an index), its
 foreign keys cascading, and an index for each of the models'; on PostgreSQL also the index of
-key values in byte order (schema 0004) and the function of per-call statistics writes (0009).
+key values in byte order (schema 0004) and the functions of per-call statistics writes (0009,
+0010).
 
 A database adopted from a Hive Metastore (metastore.store.adopt) keeps HMS's schema where
 colstats does not need another: its narrower text columns, the NOT NULLs its rows lack
@@ -161,12 +162,20 @@ def _byte_order_index(conn: sa.Connection) -> list[str]:
 
 
 def _write_function(conn: sa.Connection) -> list[str]:
-    """PostgreSQL's function of per-call statistics writes (schema 0009), when missing."""
-    found = conn.execute(
-        sa.text(
-            "SELECT 1 FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
-            "WHERE n.nspname = current_schema() AND p.proname = :name"
-        ),
-        {"name": m.WRITE_FUNCTION},
-    ).first()
-    return [] if found else [f"function {m.WRITE_FUNCTION} is missing"]
+    """PostgreSQL's functions of per-call statistics writes (schemas 0009 and 0010), those
+    missing."""
+    found = {
+        name
+        for (name,) in conn.execute(
+            sa.text(
+                "SELECT p.proname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+                "WHERE n.nspname = current_schema() AND p.proname IN (:write, :alone)"
+            ),
+            {"write": m.WRITE_FUNCTION, "alone": m.WRITE_ALONE_FUNCTION},
+        )
+    }
+    return [
+        f"function {name} is missing"
+        for name in (m.WRITE_FUNCTION, m.WRITE_ALONE_FUNCTION)
+        if name not in found
+    ]

@@ -191,6 +191,41 @@ class Transactions:
             pooled.close()
         return rows
 
+    def alone(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+        """The rows of one write STATEMENT (built once, as for `driver_rows`) with PARAMS, run
+        on PostgreSQL as a transaction of its own (the driver's autocommit), on a pooled
+        connection's driver: for a change that is all of one statement and checked before it
+        (metastore.stats.one_statement), which then costs one round trip, without those of
+        BEGIN and COMMIT. Errors are raised as SQLAlchemy's, so that `run` tries the work
+        again as any other: a statement that failed changed nothing, and one whose connection
+        was lost as it ran is made again (the change it makes is the same twice). The
+        connection is discarded after an error."""
+        dialect = self.engine.dialect
+        sql, values = bound(statement, dialect, params)
+        pooled = self.engine.raw_connection()
+        driver: Any = pooled.driver_connection
+        try:
+            driver.autocommit = True
+            cursor = pooled.cursor()
+            try:
+                cursor.execute(sql, values)
+                rows = [tuple(row) for row in cursor.fetchall()]
+            finally:
+                cursor.close()
+            driver.autocommit = False
+        except dialect.loaded_dbapi.Error as e:
+            lost = dialect.is_disconnect(e, driver, None)
+            pooled.invalidate()
+            raise DBAPIError.instance(
+                sql, values, e, dialect.loaded_dbapi.Error, connection_invalidated=lost
+            ) from e
+        except BaseException:
+            pooled.invalidate()
+            raise
+        finally:
+            pooled.close()
+        return rows
+
     def run(
         self, work: Callable[[Session], T], *, name: str, write: bool, attempts: int = ATTEMPTS
     ) -> T:

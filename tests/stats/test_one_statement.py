@@ -1,8 +1,8 @@
-"""A per-call statistics write on PostgreSQL is one statement and the commit (the function of
-schema 0009, metastore.stats.one_statement), and writes what the general path writes: the
-same rows, COLUMN_STATS_ACCURATE and versions as a server on SQLite (which takes the general
-path), the same errors for the same requests, and concurrent writers of one key leave one
-row with every write's version moved."""
+"""A per-call statistics write on PostgreSQL is one statement, a transaction of its own (the
+function of schema 0010, metastore.stats.one_statement), and writes what the general path
+writes: the same rows, COLUMN_STATS_ACCURATE and versions as a server on SQLite (which takes
+the general path), the same errors for the same requests, also after the columns changed,
+and concurrent writers of one key leave one row with every write's version moved."""
 
 from __future__ import annotations
 
@@ -118,20 +118,55 @@ def _stats(db: str, kind: str, objs: list[t.ColumnStatisticsObj]) -> t.ColumnSta
 
 
 @pytest.mark.parametrize("call", list(WRITES))
-def test_a_write_is_one_statement_and_the_commit_on_postgresql(servers: Servers, call: str) -> None:
-    """On PostgreSQL one statement between BEGIN and COMMIT; on SQLite one transaction."""
-    db = _new_db(servers)
+def test_a_write_is_one_statement_on_postgresql(servers: Servers, call: str) -> None:
+    """On PostgreSQL one statement, a transaction of its own (no BEGIN, no COMMIT), once the
+    server knows the owner's columns: the first write of a table reads them first, in a
+    statement of its own too. On SQLite one transaction."""
     objs = sb.all_examples()
     for backend, (running, client) in servers.items():
-        WRITES[call](client, _stats(db, call, objs))  # the first write of the owner
+        db = _new_db(servers)
+        with DriverStatements(running.engine) as trace:
+            WRITES[call](client, _stats(db, call, objs))  # the first write of the table
+            first = statement_count(trace)
         with DriverStatements(running.engine) as trace:
             WRITES[call](client, _stats(db, call, objs))
             count = statement_count(trace)
             sent = [line.upper() for line in trace.sent()]
         control = [line for line in sent if "BEGIN" in line or "COMMIT" in line]
-        assert len(control) == 2, sent  # one transaction
         if backend == "postgresql":
-            assert count == 1, sent
+            assert (first, count, control) == (2, 1, []), sent
+        else:
+            assert len(control) == 2, sent  # one transaction
+
+
+def test_a_write_after_the_columns_changed_is_checked_against_them(servers: Servers) -> None:
+    """A column's type changed since the server last wrote the table: statistics that no
+    longer fit it are refused as on SQLite, with nothing written, and those that fit it are
+    written (on PostgreSQL the function tells the columns changed, and writes nothing
+    until the rows are checked against the new ones)."""
+    db = _new_db(servers)
+    call = "update_table_column_statistics"
+    as_long = _stats(db, call, [_long("c_long")])
+    string_data = sb.stats_data("stringStats", maxColLen=3, avgColLen=1.5, numNulls=0, numDVs=2)
+    as_string = _stats(db, call, [t.ColumnStatisticsObj("c_long", "string", string_data)])
+    for _, client in servers.values():
+        assert client.update_table_column_statistics(as_long)
+        altered = client.get_table(db, "t")
+        for column in altered.sd.cols:
+            if column.name == "c_long":
+                column.type = "string"
+        client.alter_table(db, "t", altered)
+    before = {b: _rows(r.engine, db) for b, (r, _) in servers.items()}
+    refused = on_both(servers, lambda client: client.update_table_column_statistics(as_long))
+    assert refused["postgresql"] == refused["sqlite"]
+    assert refused["sqlite"][0] == "InvalidInputException", refused
+    assert {b: _rows(r.engine, db) for b, (r, _) in servers.items()} == before
+    written = on_both(servers, lambda client: client.update_table_column_statistics(as_string))
+    assert written == {"sqlite": ("answer", True), "postgresql": ("answer", True)}
+    sqlite, postgres = (_rows(running.engine, db) for running, _ in servers.values())
+    assert postgres == sqlite
+    (row,) = postgres["TAB_COL_STATS"]
+    assert "string" in row and "long" not in row
 
 
 @pytest.mark.parametrize("call", list(WRITES))
@@ -350,6 +385,6 @@ def test_column_stats_accurate_is_rendered_as_the_general_path_renders_it(
         client.update_partition_column_statistics(
             t.ColumnStatistics(desc, [_long(name) for name in written])
         )
-        assert statement_count(trace) == 1
+        assert statement_count(trace) == 2  # the new table's columns, then the write
     parameters = client.get_partition_by_name(db, "t", "ds=1").parameters
     assert parameters.get(accurate.KEY) == accurate.with_columns(stored, written)

@@ -22,8 +22,8 @@ from metastore.hms.structs import now
 from metastore.hms.structs.statistics import stats_entries
 from metastore.hms.structs.tables import MANAGED_TABLE
 from metastore.operation import Operations
-from metastore.stats import accurate
-from metastore.stats.writes import write_statistics
+from metastore.stats import accurate, writes
+from metastore.stats.one_statement import OwnerColumns
 from metastore.store import models as m
 from metastore.store.tables import delete_table, locations
 from metastore.store.transactions import Transactions, on_commit
@@ -83,6 +83,8 @@ class ServiceBase:
         )
         self.operations = Operations(tx, self.policy, THRIFT_DOOR)
         self.answers = Answers(settings)
+        self.owner_columns = OwnerColumns()
+        """The columns of the tables whose statistics this server last wrote alone."""
 
     def _write_statistics(
         self,
@@ -92,9 +94,14 @@ class ServiceBase:
         merge: bool = False,
     ) -> None:
         """Decode ENTRIES and write them (metastore.stats.writes.write_statistics): all of
-        them, or nothing."""
+        them, or nothing. The write is all of its call's transaction: one entry is written
+        alone where it can be, in one round trip (writes.write_alone)."""
         engine = engine or DEFAULT_ENGINE
-        write_statistics(s, stats_entries(entries, engine), engine, merge=merge)
+        decoded = stats_entries(entries, engine)
+        alone = len(decoded) == 1 and not merge
+        if alone and writes.write_alone(self.tx, self.owner_columns, decoded[0], engine):
+            return
+        writes.write_statistics(s, decoded, engine, merge=merge)
 
     def _drop_table(self, s: Session, table: m.Table, delete_data: bool) -> None:
         """Drop TABLE (its partitions, parameters and statistics go by cascade) and, for a

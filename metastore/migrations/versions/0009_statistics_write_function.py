@@ -78,8 +78,37 @@ _PARTITION_UPSERT = _upsert(
     "v_part_id, p_catalog, v_db_name, v_table_name, p_partition",
 )
 
-WRITE_FUNCTION = f"""CREATE FUNCTION {FUNCTION_NAME}(
-  p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,
+_ALONE_ARGUMENTS = """
+  p_names text[], p_types text[],"""
+_ALONE_CHECK = """-- P_NAMES and P_TYPES: the columns the caller checked P_ROWS against; nothing
+  -- written (and the owner's columns answered) unless they are the owner's, or without rows.
+  IF p_rows IS NULL OR v_names IS DISTINCT FROM p_names OR v_types IS DISTINCT FROM p_types
+  THEN
+    RETURN;
+  END IF;"""
+_ROWS_CHECK = """IF EXISTS (
+    SELECT 1 FROM jsonb_to_recordset(p_rows) AS r(
+        "COLUMN_NAME" text, "COLUMN_TYPE" text,
+        "BIG_DECIMAL_LOW_VALUE" text, "BIG_DECIMAL_HIGH_VALUE" text)
+      LEFT JOIN unnest(v_names, v_types) AS c(column_name, type_name)
+        ON c.column_name = r."COLUMN_NAME"
+      WHERE c.column_name IS NULL
+        OR length(coalesce(r."COLUMN_TYPE", lower(c.type_name))) > 128
+        OR length(r."BIG_DECIMAL_LOW_VALUE") > 4000
+        OR length(r."BIG_DECIMAL_HIGH_VALUE") > 4000
+  ) THEN
+    RETURN;
+  END IF;"""
+
+
+def function_sql(name: str, *, alone: bool) -> str:
+    """The CREATE FUNCTION of the write function NAME: this schema's (not ALONE), or schema
+    0010's colstats_write_statistics_alone (ALONE), which writes only when the owner's
+    columns are those the caller checked its rows against, and without rows answers the
+    owner's columns (metastore.stats.one_statement)."""
+    arguments = _ALONE_ARGUMENTS if alone else ""
+    return f"""CREATE FUNCTION {name}(
+  p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,{arguments}
   OUT written boolean, OUT column_names text[], OUT column_types text[])
 LANGUAGE plpgsql VOLATILE AS $$
 -- Statistics rows P_ROWS (a JSON array of objects named by the statistics columns, ENGINE
@@ -136,19 +165,7 @@ BEGIN
     FROM "COLUMNS_V2" c WHERE c."CD_ID" = v_cd_id;
   column_names := v_names;
   column_types := v_types;
-  IF EXISTS (
-    SELECT 1 FROM jsonb_to_recordset(p_rows) AS r(
-        "COLUMN_NAME" text, "COLUMN_TYPE" text,
-        "BIG_DECIMAL_LOW_VALUE" text, "BIG_DECIMAL_HIGH_VALUE" text)
-      LEFT JOIN unnest(v_names, v_types) AS c(column_name, type_name)
-        ON c.column_name = r."COLUMN_NAME"
-      WHERE c.column_name IS NULL
-        OR length(coalesce(r."COLUMN_TYPE", lower(c.type_name))) > 128
-        OR length(r."BIG_DECIMAL_LOW_VALUE") > 4000
-        OR length(r."BIG_DECIMAL_HIGH_VALUE") > 4000
-  ) THEN
-    RETURN;
-  END IF;
+  {_ALONE_CHECK if alone else _ROWS_CHECK}
   IF p_partition IS NULL THEN
     {_TABLE_UPSERT}
     SELECT "PARAM_VALUE" INTO v_stored FROM "TABLE_PARAMS"
@@ -248,6 +265,9 @@ BEGIN
   written := true;
 END
 $$"""
+
+
+WRITE_FUNCTION = function_sql(FUNCTION_NAME, alone=False)
 
 
 def upgrade() -> None:

@@ -17,9 +17,10 @@ A write that is all of its call's transaction (a single-object update) goes furt
 (OwnerColumns), and colstats_write_statistics_alone (schema 0010) writes them in a statement
 that is a transaction of its own, only when those are still the owner's columns. One round
 trip in all: none for BEGIN, none for COMMIT (Transactions.alone). When the columns are not
-known or have changed, the function answers them and writes nothing; the rows are checked
-again against these. A write whose rows fail the check, or that the function refuses for
-another reason, takes the path above in the call's transaction, which then says why.
+known, have changed, or do not fit the rows (a column may have been added since), the
+function answers them and writes nothing; the rows are checked again against these. A write
+whose rows fail that check, or that the function refuses for another reason, takes the path
+above in the call's transaction, which then says why.
 """
 
 from __future__ import annotations
@@ -127,24 +128,34 @@ def write_alone(
         "types": None,
     }
     columns = known.get(key)
-    for _ in range(2):  # the columns last seen, then (when they changed) those answered
-        if columns is not None:
-            try:
-                checked = owner_rows(rows, dict(zip(*columns, strict=True)), "", engine)
-            except MetastoreError:  # the general path says why, from the columns as stored
-                return False
+    for answered_now in (False, True):  # the columns last seen, then those answered
+        checked = None if columns is None else _checked(rows, columns, engine)
+        if checked is None and answered_now:  # the rows do not fit the owner's columns
+            return False  # the general path says why
+        if checked is not None and columns is not None:
             params.update(rows=_json(checked), names=list(columns[0]), types=list(columns[1]))
+        else:  # the owner's columns asked for, nothing written
+            params.update(rows=None, names=None, types=None)
         written, column_names, column_types = tx.alone(_alone_call(), params)[0]
         if written:
             return True
         if column_names is None:  # no such table or partition under these names
             return False
         answered = (tuple(column_names), tuple(column_types))
-        if answered == columns:  # refused for another reason
+        if checked is not None and answered == columns:  # refused for another reason
             return False
         known.put(key, answered)
         columns = answered
     return False
+
+
+def _checked(rows: list[StatsRow], columns: Columns, engine: str) -> list[StatsRow] | None:
+    """ROWS checked against the owner's COLUMNS (metastore.stats.validate.owner_rows), or
+    None when they do not fit them."""
+    try:
+        return owner_rows(rows, dict(zip(*columns, strict=True)), "", engine)
+    except MetastoreError:
+        return None
 
 
 def _json(rows: Sequence[StatsRow]) -> str:

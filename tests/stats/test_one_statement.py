@@ -205,6 +205,36 @@ def test_the_rows_and_versions_are_those_of_the_general_path(servers: Servers, c
     assert len(postgres[written]) == len(objs)
 
 
+def test_a_column_added_since_the_last_write_is_written_alone(servers: Servers) -> None:
+    """Statistics of a column added since the server last wrote the table: on PostgreSQL
+    the rows do not fit the columns last seen, so the server asks the function for the
+    columns as they are and writes alone (two statements, no transaction), as SQLite
+    writes them; the write after it is one statement again."""
+    db = _new_db(servers)
+    call = "update_table_column_statistics"
+    for _, client in servers.values():
+        assert client.update_table_column_statistics(_stats(db, call, [_long("c_long")]))
+        altered = client.get_table(db, "t")
+        altered.sd.cols.append(t.FieldSchema("c_added", "bigint", None))
+        client.alter_table(db, "t", altered)
+    added = _stats(db, call, [_long("c_added")])
+    counts = {}
+    for backend, (running, client) in servers.items():
+        with DriverStatements(running.engine) as trace:
+            assert client.update_table_column_statistics(added)
+            sent = [line.upper() for line in trace.sent()]
+            counts[backend] = statement_count(trace)
+        with DriverStatements(running.engine) as trace:
+            assert client.update_table_column_statistics(added)
+            again = statement_count(trace)
+        if backend == "postgresql":
+            assert (counts[backend], again) == (2, 1), sent
+            assert not [line for line in sent if "BEGIN" in line or "COMMIT" in line], sent
+    sqlite, postgres = (_rows(running.engine, db) for running, _ in servers.values())
+    assert postgres == sqlite
+    assert len(postgres["TAB_COL_STATS"]) == 2
+
+
 def _long(
     column: str, low: int = 1, high: int = 5, col_type: str = "bigint"
 ) -> t.ColumnStatisticsObj:

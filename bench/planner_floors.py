@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from raw_sql import settle
 from rpc_bench import raw_engine
 from timing import Plan, measure
 
@@ -70,4 +71,21 @@ def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, f
         return floors
     finally:
         pooled.close()
+        engine.dispose()
+
+
+def settled(url: str) -> None:
+    """Let the database of URL settle before writes are timed, as it was when the floors
+    were: on PostgreSQL, vacuum and analyze what the loading and the calls before left
+    (autovacuum would do it while the writes are timed, on the same two cores) and
+    checkpoint; on SQLite, checkpoint the WAL."""
+    engine = raw_engine(url)
+    try:
+        if engine.dialect.name == "postgresql":
+            with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+                conn.exec_driver_sql("VACUUM ANALYZE")
+                conn.exec_driver_sql("CHECKPOINT")
+        else:
+            settle(engine)
+    finally:
         engine.dispose()

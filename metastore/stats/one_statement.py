@@ -30,7 +30,7 @@ import json
 import math
 import threading
 from collections.abc import Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import TextClause, text
 from sqlalchemy.orm import Session
@@ -41,7 +41,9 @@ from metastore.stats.rows import StatsRow
 from metastore.stats.validate import owner_rows
 from metastore.store.driver import driver_rows
 from metastore.store.models import WRITE_ALONE_FUNCTION, WRITE_FUNCTION
-from metastore.store.transactions import Transactions
+
+if TYPE_CHECKING:
+    from metastore.store.transactions import Transactions
 
 
 class Written(NamedTuple):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
@@ -26,7 +27,9 @@ from metastore.store import lookup, versions
 from metastore.store import models as m
 from metastore.store.params import param_values, set_param_values
 from metastore.store.storage import column_types
-from metastore.store.transactions import Transactions
+
+if TYPE_CHECKING:
+    from metastore.store.transactions import Transactions
 
 
 @dataclasses.dataclass

@@ -4,6 +4,8 @@ transaction per call with its retries, and work to run after the commit or the r
 from __future__ import annotations
 
 import logging
+import os
+import socket
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -143,6 +145,30 @@ def sqlstate(error: DBAPIError) -> str | None:
     return str(code) if code else None
 
 
+_POOLED_CONNECTIONS_AT_MOST = 64
+"""More than a pool holds (create_engine's pool_size and overflow): after that many closed
+ones, the next connection is a new one."""
+
+
+def _idle_and_open(driver: Any) -> bool:
+    """Whether the socket of DRIVER (a PostgreSQL driver's connection, idle) has nothing to
+    read: the database has sent no closing message nor closed it. Looked at without
+    waiting, nothing read."""
+    try:
+        fileno = driver.fileno()
+    except Exception:  # closed on this side
+        return False
+    with socket.socket(fileno=os.dup(fileno)) as peer:
+        peer.setblocking(False)
+        try:
+            peer.recv(1, socket.MSG_PEEK)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+    return False
+
+
 class Transactions:
     """Owns the engine and hands out one transaction per call."""
 
@@ -196,35 +222,56 @@ class Transactions:
         on PostgreSQL as a transaction of its own (the driver's autocommit), on a pooled
         connection's driver: for a change that is all of one statement and checked before it
         (metastore.stats.one_statement), which then costs one round trip, without those of
-        BEGIN and COMMIT. Errors are raised as SQLAlchemy's, so that `run` tries the work
-        again as any other: a statement that failed changed nothing, and one whose connection
-        was lost as it ran is made again (the change it makes is the same twice). The
-        connection is discarded after an error."""
+        BEGIN and COMMIT.
+
+        The statement is its own commit, so a connection lost while it ran leaves the change
+        made or not: OutcomeUnknown, not tried again (as a commit's in `run`). A connection
+        the database closed while it was idle in the pool (it restarted) is told by its
+        socket before anything is sent, and another taken. Other errors are raised as
+        SQLAlchemy's, so that `run` tries the work again after a deadlock or a lost race:
+        such a statement changed nothing."""
         dialect = self.engine.dialect
         sql, values = bound(statement, dialect, params)
-        pooled = self.engine.raw_connection()
+        pooled = self._open_connection()
         driver: Any = pooled.driver_connection
+        lost = False
         try:
             driver.autocommit = True
             cursor = pooled.cursor()
             try:
                 cursor.execute(sql, values)
-                rows = [tuple(row) for row in cursor.fetchall()]
+                return [tuple(row) for row in cursor.fetchall()]
             finally:
                 cursor.close()
-            driver.autocommit = False
         except dialect.loaded_dbapi.Error as e:
             lost = dialect.is_disconnect(e, driver, None)
-            pooled.invalidate()
-            raise DBAPIError.instance(
-                sql, values, e, dialect.loaded_dbapi.Error, connection_invalidated=lost
-            ) from e
+            if lost:
+                raise OutcomeUnknown(
+                    f"the database connection was lost while writing ({e}); the change may "
+                    "or may not have been made"
+                ) from e
+            raise DBAPIError.instance(sql, values, e, dialect.loaded_dbapi.Error) from e
         except BaseException:
-            pooled.invalidate()
+            lost = True  # interrupted in the middle: the connection's state is not known
             raise
         finally:
+            if lost:
+                pooled.invalidate()
+            else:
+                driver.autocommit = False
             pooled.close()
-        return rows
+
+    def _open_connection(self) -> Any:
+        """A pooled connection whose socket says the database has not closed it: an idle
+        connection has nothing to read, and one the database closed (as when it restarts)
+        has its last message or the end of the stream. Those found closed are discarded."""
+        for _ in range(_POOLED_CONNECTIONS_AT_MOST):
+            pooled = self.engine.raw_connection()
+            if _idle_and_open(pooled.driver_connection):
+                return pooled
+            pooled.invalidate()
+            pooled.close()
+        return self.engine.raw_connection()
 
     def run(
         self, work: Callable[[Session], T], *, name: str, write: bool, attempts: int = ATTEMPTS

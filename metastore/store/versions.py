@@ -28,8 +28,8 @@ database), which moves no partition versions: its partitions' versions are not u
 colstats changes it again, which then moves PARTS_VERSION too.
 
 Two changes move their table's versions in their own statement instead of `bump`, each as
-`bump` would: a per-call write of statistics on PostgreSQL (the function of schema 0009,
-metastore.stats.one_statement), and an add of partitions on PostgreSQL
+`bump` would: a per-call write of statistics on PostgreSQL (the functions of schemas 0009
+and 0010, metastore.stats.one_statement), and an add of partitions on PostgreSQL
 (metastore.store.partition_add, which then unmarks its table: `moved`).
 
 Changes made with SQL outside colstats move no version: run such changes with the servers

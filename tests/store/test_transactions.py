@@ -2,7 +2,9 @@
 transactions (SQLite's pragmas and BEGIN IMMEDIATE for writers; PostgreSQL's generic plans
 and writer setting), one transaction per call, committed or rolled back with the work to do
 after either, run again after what a new attempt fixes and only that, OutcomeUnknown when
-the connection is lost during the commit, and one read statement outside a transaction."""
+the connection is lost during the commit, one read statement outside a transaction, and one
+write statement as a transaction of its own (a connection lost while it runs: OutcomeUnknown;
+one the database closed while idle: not used)."""
 
 from __future__ import annotations
 
@@ -341,5 +343,52 @@ def test_a_connection_lost_during_the_commit_leaves_the_outcome_unknown(engine: 
         assert undone == []  # nothing is undone when it may have been made
         # Here it was not; the next call gets a new connection.
         assert "unknown" not in _names(engine)
+    finally:
+        admin.dispose()
+
+
+_PID = sa.text("SELECT pg_backend_pid()")
+_ADD = sa.text(
+    """INSERT INTO "DBS" ("DB_ID", "NAME", "CTLG_NAME", "DB_LOCATION_URI")
+    SELECT coalesce(max("DB_ID"), 0) + 1, :name, 'hive', 'file:/x' FROM "DBS"
+    RETURNING "NAME"
+    """
+)
+_KILL_ITSELF = sa.text("SELECT pg_terminate_backend(pg_backend_pid())")
+
+
+@pytest.mark.postgres
+def test_a_statement_alone_commits_itself_and_a_connection_lost_in_it_is_unknown(
+    engine: sa.Engine,
+) -> None:
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a statement alone is PostgreSQL's")
+    tx = Transactions(engine)
+    try:
+        assert tx.alone(_ADD, {"name": "alone"}) == [("alone",)]
+        assert "alone" in _names(engine)  # committed: seen from another connection
+        with pytest.raises(OutcomeUnknown, match="lost while writing") as raised:
+            tx.alone(_KILL_ITSELF, {})
+        assert "may or may not have been made" in raised.value.message
+        (pid,) = tx.alone(_PID, {})[0]  # the lost connection was discarded
+        assert isinstance(pid, int)
+    finally:
+        _drop(engine, "alone")
+
+
+@pytest.mark.postgres
+def test_a_connection_the_database_closed_while_idle_is_not_used_alone(engine: sa.Engine) -> None:
+    """As when the database restarts: the pooled connection is told closed by its socket
+    before anything is sent on it, and the statement runs on another."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a statement alone is PostgreSQL's")
+    admin = _postgres_or_skip()
+    tx = Transactions(engine)
+    try:
+        (pid,) = tx.alone(_PID, {})[0]
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid}, 5000)")
+        (other,) = tx.alone(_PID, {})[0]
+        assert other != pid
     finally:
         admin.dispose()

@@ -101,6 +101,20 @@ _ROWS_CHECK = """IF EXISTS (
   END IF;"""
 
 
+_REFUSALS = {
+    False: """a row names a
+-- column the owner lacks, or a text is longer than its column keeps: the caller's general
+-- path then says why. COLUMN_NAMES and COLUMN_TYPES: the owner's columns, for the caller's
+-- checks of the rows (an error it raises rolls the write back).""",
+    True: """P_ROWS is NULL,
+-- or the owner's columns are not P_NAMES of P_TYPES, those the caller checked the rows
+-- against before the call (so that it needs no check after it, nor a transaction around
+-- it). COLUMN_NAMES and COLUMN_TYPES: the owner's columns, for the caller to check its rows
+-- against when they were not those.""",
+}
+"""How the comment of each function ends: what it refuses, and what it answers."""
+
+
 def function_sql(name: str, *, alone: bool) -> str:
     """The CREATE FUNCTION of the write function NAME: this schema's (not ALONE), or schema
     0010's colstats_write_statistics_alone (ALONE), which writes only when the owner's
@@ -115,10 +129,7 @@ LANGUAGE plpgsql VOLATILE AS $$
 -- set, COLUMN_TYPE lower case or absent: the column's type then) of table
 -- P_CATALOG.P_DB.P_TABLE (names as stored), or of its partition named P_PARTITION (as
 -- stored; NULL: the table's own), written as metastore.stats.writes writes them. WRITTEN is
--- false, with nothing written, when the table or partition is not found, a row names a
--- column the owner lacks, or a text is longer than its column keeps: the caller's general
--- path then says why. COLUMN_NAMES and COLUMN_TYPES: the owner's columns, for the caller's
--- checks of the rows (an error it raises rolls the write back).
+-- false, with nothing written, when the table or partition is not found, {_REFUSALS[alone]}
 DECLARE
   v_tbl_id bigint;
   v_db_name text;

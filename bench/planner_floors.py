@@ -14,77 +14,83 @@ COMMIT = "durable commit of COLS rows, no server"
 READ = "one read statement, no server"
 
 
-def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, float]:
-    """p50 in seconds, on the driver (no server, no statement of the metastore's), of:
-    COMMIT, a transaction that upserts COLS rows of a table of its own in the database of
-    URL and commits, the least a durable statistics write costs there (SQLite: WAL, synced
-    at the commit as the server's; PostgreSQL: its WAL flushed at the commit); READ, a read
-    of one of those rows by its key outside a transaction, the least a statement costs (an
-    exact answer from memory reads its tables' versions, one statement)."""
-    engine = raw_engine(url)
-    postgres = engine.dialect.name == "postgresql"
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE TABLE bench_commit_floor (owner BIGINT, col VARCHAR(128), value BIGINT, "
-            "PRIMARY KEY (owner, col))"
-        )
-    pooled = engine.raw_connection()
-    driver: Any = pooled.driver_connection
-    upsert = (
-        "INSERT INTO bench_commit_floor SELECT * FROM unnest(%s::bigint[], %s::text[], "
-        "%s::bigint[]) ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
-        if postgres
-        else "INSERT INTO bench_commit_floor VALUES (?, ?, ?) "
-        "ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
-    )
-    counter = iter(range(10**9))
+class DriverFloor:
+    """The floors' statements on the driver of a connection to the database of URL, with a
+    table of their own (COLS columns' rows per write): `commit`, a transaction that upserts
+    COLS rows and commits, the least a durable statistics write costs there (SQLite: WAL,
+    synced at the commit as the server's; PostgreSQL: its WAL flushed at the commit);
+    `read`, a read of one of those rows by its key outside a transaction, the least a
+    statement costs (an exact answer from memory reads its tables' versions, one
+    statement)."""
 
-    def write() -> None:
-        n = next(counter)
-        rows = [(n % 200, f"c{c}", n) for c in range(args.cols)]
-        cursor = driver.cursor()
-        if postgres:
-            cursor.execute(upsert, [list(column) for column in zip(*rows, strict=True)])
-            driver.commit()
+    def __init__(self, url: str, cols: int) -> None:
+        self.cols = cols
+        self._engine = raw_engine(url)
+        self.postgres = self._engine.dialect.name == "postgresql"
+        with self._engine.begin() as conn:
+            conn.exec_driver_sql(
+                "CREATE TABLE IF NOT EXISTS bench_commit_floor (owner BIGINT, "
+                "col VARCHAR(128), value BIGINT, PRIMARY KEY (owner, col))"
+            )
+        self._pooled = self._engine.raw_connection()
+        self._driver: Any = self._pooled.driver_connection
+        self._counter = iter(range(10**9))
+        self._upsert = (
+            "INSERT INTO bench_commit_floor SELECT * FROM unnest(%s::bigint[], %s::text[], "
+            "%s::bigint[]) ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
+            if self.postgres
+            else "INSERT INTO bench_commit_floor VALUES (?, ?, ?) "
+            "ON CONFLICT (owner, col) DO UPDATE SET value = excluded.value"
+        )
+        self._select = "SELECT value FROM bench_commit_floor WHERE owner = {0} AND col = {0}"
+        self._select = self._select.format("%s" if self.postgres else "?")
+
+    def commit(self) -> None:
+        n = next(self._counter)
+        rows = [(n % 200, f"c{c}", n) for c in range(self.cols)]
+        cursor = self._driver.cursor()
+        if self.postgres:
+            self._driver.autocommit = False
+            cursor.execute(self._upsert, [list(column) for column in zip(*rows, strict=True)])
+            self._driver.commit()
         else:
             cursor.execute("BEGIN IMMEDIATE")
-            cursor.executemany(upsert, rows)
+            cursor.executemany(self._upsert, rows)
             cursor.execute("COMMIT")
         cursor.close()
 
-    select = "SELECT value FROM bench_commit_floor WHERE owner = {0} AND col = {0}".format(
-        "%s" if postgres else "?"
-    )
-
-    def read() -> None:
-        n = next(counter)
-        cursor = driver.cursor()
-        cursor.execute(select, (n % 200, f"c{n % args.cols}"))
+    def read(self) -> None:
+        n = next(self._counter)
+        if self.postgres:  # outside a transaction, as the server reads versions
+            self._driver.autocommit = True
+        cursor = self._driver.cursor()
+        cursor.execute(self._select, (n % 200, f"c{n % self.cols}"))
         cursor.fetchall()
         cursor.close()
 
+    def close(self) -> None:
+        self._pooled.close()
+        self._engine.dispose()
+
+
+def driver_floors(url: str, args: argparse.Namespace, plan: Plan) -> dict[str, float]:
+    """p50 in seconds of DriverFloor's COMMIT and READ on the database of URL."""
+    floor = DriverFloor(url, args.cols)
     try:
-        floors = {COMMIT: measure(write, plan).p50}
-        if postgres:  # outside a transaction, as the server reads versions
-            driver.autocommit = True
-        floors[READ] = measure(read, plan).p50
-        return floors
+        return {COMMIT: measure(floor.commit, plan).p50, READ: measure(floor.read, plan).p50}
     finally:
-        pooled.close()
-        engine.dispose()
+        floor.close()
 
 
 def settled(url: str) -> None:
-    """Let the database of URL settle before writes are timed, as it was when the floors
-    were: on PostgreSQL, vacuum and analyze what the loading and the calls before left
-    (autovacuum would do it while the writes are timed, on the same two cores) and
-    checkpoint; on SQLite, checkpoint the WAL."""
+    """Let the database of URL settle before writes are timed: on PostgreSQL, vacuum and
+    analyze what the loading and the calls before left (autovacuum would do it while the
+    writes are timed, on the same two cores); on SQLite, checkpoint the WAL."""
     engine = raw_engine(url)
     try:
         if engine.dialect.name == "postgresql":
             with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
                 conn.exec_driver_sql("VACUUM ANALYZE")
-                conn.exec_driver_sql("CHECKPOINT")
         else:
             settle(engine)
     finally:

@@ -72,6 +72,26 @@ def measure(fn: Callable[[], object], plan: Plan) -> Timing:
     return Timing(tuple(samples))
 
 
+def measure_together(fns: dict[str, Callable[[], object]], plan: Plan) -> dict[str, Timing]:
+    """Each of FNS timed as `measure` times one, in turns (one call of each per round, in
+    their order), so that all meet the same moments of a machine whose speed moves: for a
+    call and the floor it is compared with."""
+    for _ in range(plan.warmup):
+        for fn in fns.values():
+            fn()
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    started = time.perf_counter()
+    for _ in range(plan.count):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - t0)
+        rounds = len(samples[next(iter(fns))])
+        if rounds >= plan.min_count and time.perf_counter() - started >= plan.budget_s:
+            break
+    return {name: Timing(tuple(values)) for name, values in samples.items()}
+
+
 def progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 

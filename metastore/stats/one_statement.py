@@ -98,6 +98,17 @@ class OwnerColumns:
             self._known[key] = columns
 
 
+def _owner_names(db_arg: str, table_name: str, catalog: str | None) -> tuple[str, str, str] | None:
+    """The catalog, database and table of a write as stored (DB_ARG named as for
+    lookup.table, CATALOG when given instead of its own); None when a name is missing."""
+    cat, db_name = names.split_catalog(db_arg)
+    if catalog:
+        cat = names.identifier(catalog)
+    if not db_name or not table_name:
+        return None
+    return cat, names.identifier(db_name), names.identifier(table_name)
+
+
 def write_alone(
     tx: Transactions,
     known: OwnerColumns,
@@ -114,12 +125,9 @@ def write_alone(
     docstring); True when written, False (nothing written) where the caller's transaction
     must write them. Only for a write that is all of its call's transaction, on
     PostgreSQL."""
-    cat, db_name = names.split_catalog(db_arg)
-    if catalog:
-        cat = names.identifier(catalog)
-    if not db_name or not table_name:
+    key = _owner_names(db_arg, table_name, catalog)
+    if key is None:
         return False
-    key = (cat, names.identifier(db_name), names.identifier(table_name))
     params: dict[str, Any] = {
         "catalog": key[0],
         "db": key[1],
@@ -188,16 +196,16 @@ def write(
     its partition PARTITION (None: the table's own) for ENGINE, in one statement; None,
     with nothing written, where the general path must write them (see the module
     docstring)."""
-    cat, db_name = names.split_catalog(db_arg)
-    if catalog:
-        cat = names.identifier(catalog)
     columns = [row["COLUMN_NAME"] for row in rows]
-    if not db_name or not table_name or len(set(columns)) < len(columns):
+    if len(set(columns)) < len(columns):
+        return None
+    owner = _owner_names(db_arg, table_name, catalog)
+    if owner is None:
         return None
     params = {
-        "catalog": cat,
-        "db": names.identifier(db_name),
-        "table": names.identifier(table_name),
+        "catalog": owner[0],
+        "db": owner[1],
+        "table": owner[2],
         "partition": partition,
         "rows": json.dumps([_json_row(row, engine) for row in rows]),
     }

@@ -106,27 +106,6 @@ class AnswerCache:
             self.counters.misses[key[0]] += 1
             return None
 
-    def lookup_many(self, wanted: Sequence[tuple[Key, Versions]]) -> list[bytes | None]:
-        """`lookup` of each (key, versions) of WANTED, in order, under one hold of the lock
-        (the parts of an answer over many partitions)."""
-        found: list[bytes | None] = []
-        hits: collections.Counter[str] = collections.Counter()
-        misses: collections.Counter[str] = collections.Counter()
-        with self._lock:
-            entries = self._entries
-            for key, versions in wanted:
-                entry = entries.get(key)
-                if entry is not None and entry.versions == versions:
-                    entries.move_to_end(key)
-                    hits[key[0]] += 1
-                    found.append(entry.body if isinstance(entry.body, bytes) else None)
-                else:
-                    misses[key[0]] += 1
-                    found.append(None)
-            self.counters.hits.update(hits)
-            self.counters.misses.update(misses)
-        return found
-
     def store(self, key: Key, versions: Versions, body: bytes) -> None:
         """Keep BODY, read at VERSIONS, under KEY, unless the stored answer is newer."""
         self.store_object(key, versions, body, len(body))

@@ -39,16 +39,23 @@ partition's id and its version)."""
 @dataclasses.dataclass(frozen=True)
 class Held:
     """The partitions of an answer as read: of table TBL_ID, current at its VERSION and
-    PARTS_VERSION, each (PART_NAME, PART_ID, its version) in the answer's order."""
+    PARTS_VERSION, each (PART_NAME, PART_ID, its version) in the answer's order; and the
+    PARTS of the answer made of them (the encoded entry of each partition, or the runs of
+    partitions whose merge it is), of PARTS_SIZE bytes, so that the answer after a change is
+    rebuilt from them and the partitions that changed, without a lookup in the cache for
+    each of the others. A change to the partitions (`changes`) leaves PARTS as they were
+    for the caller to replace what changed."""
 
     tbl_id: int
     version: int
     parts_version: int
     partitions: tuple[tuple[str, int, int], ...]
+    parts: tuple[Any, ...] = ()
+    parts_size: int = 0
 
     def size(self) -> int:
         """About the bytes it takes in the cache."""
-        return 200 + 100 * len(self.partitions)
+        return 200 + 100 * len(self.partitions) + self.parts_size
 
 
 def versions(table: TableName, parts_version: int, version: int) -> Versions:
@@ -89,11 +96,11 @@ class Since:
 @dataclasses.dataclass(frozen=True)
 class Answer:
     """An answer over many partitions at its table's current VERSION (of table TBL_ID),
-    which REBUILT encodes (None when parts of it were evicted from the cache)."""
+    which REBUILT encodes."""
 
     tbl_id: int
     version: int
-    rebuilt: Callable[[], bytes | None]
+    rebuilt: Callable[[], bytes]
 
 
 def changes(
@@ -141,7 +148,7 @@ def _since(
             changed.setdefault(row[3], []).append(row)
             versions[row[3]] = row[4]
     partitions = tuple((name, part_id, versions[part_id]) for name, part_id, _ in held.partitions)
-    return Held(held.tbl_id, version, held.parts_version, partitions), changed
+    return dataclasses.replace(held, version=version, partitions=partitions), changed
 
 
 READ_AT = 7

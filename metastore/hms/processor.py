@@ -183,8 +183,8 @@ class Processor(ThriftHiveMetastore.Processor):
         answers and the rows changed since its partitions were last read, in one statement
         outside a transaction (metastore.hms.held); the answer is kept under KEY at the
         version that statement read, of the same table, no older than FOUND. False, having
-        sent nothing, when nothing is held of the request, what changed cannot be told,
-        parts were evicted or anything fails: the call then goes as any call, and reports
+        sent nothing, when nothing is held of the request, what changed cannot be told or
+        anything fails: the call then goes as any call, and reports
         its own errors (a failure other than the database's or the request's is logged
         as a warning: a bug here would otherwise only cost a statement more per call)."""
         handler: Handler = self._handler

@@ -34,8 +34,9 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
-from metastore.hms import aggr_pieces, held, partition_pieces, pieces
+from metastore.hms import aggr_pieces, held, partition_pieces, pieces, stats_wire
 from metastore.sketches.hll import HyperLogLog
+from metastore.stats import summaries
 from metastore.store import partition_rows as pr
 
 COLUMNS = fields(
@@ -124,69 +125,105 @@ def _every_partition(db: str) -> t.PartitionsStatsRequest:
     return t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES])
 
 
-def _counts(server: RunningServer, name: str = pieces.PIECE) -> tuple[int, int]:
+def _counts(server: RunningServer, name: str) -> tuple[int, int]:
     cache = server.server.cache
     assert cache is not None
     return cache.counters.hits[name], cache.counters.misses[name]
 
 
+class _Built:
+    """The partitions whose parts of an answer of get_partitions_statistics_req the servers
+    of this test encode (ENTRIES, by name), and the number of partitions of each run of
+    partitions whose statistics they merge for get_aggr_stats_for (RUNS)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.entries: list[str] = []
+        self.runs: list[int] = []
+        entry, run_of = stats_wire.partition_entry, summaries.run_of
+
+        def counted_entry(name: str, objs: list[bytes]) -> bytes:
+            self.entries.append(name)
+            return entry(name, objs)
+
+        def counted_run(parts: Any, asked: int) -> summaries.Run:
+            self.runs.append(len(parts))
+            return run_of(parts, asked)
+
+        monkeypatch.setattr(pieces, "partition_entry", counted_entry)
+        monkeypatch.setattr(summaries, "run_of", counted_run)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.runs.clear()
+
+
 def test_after_a_write_only_the_partition_written_is_read_again(
-    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     db = f"pieces_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
     request = _every_partition(db)
+    built = _Built(monkeypatch)
     first = b.get_partitions_statistics_req(request)
     assert first == plain.get_partitions_statistics_req(request)
     assert len(first.partStats) == len(VALUES) - 1
-    hits, misses = _counts(servers[1])
-    # A write through the other server: server b reads the one partition again.
+    with_statistics = [f"ds={v}" for v in VALUES[:-1]]
+    assert sorted(built.entries) == sorted(with_statistics)
+    # A write through the other server: server b reads the one partition again (in the
+    # statement that tells which changed) and encodes its part only.
     a.update_partition_column_statistics(column_stats(db, "t", every_kind(40), f"ds={VALUES[1]}"))
+    built.clear()
     after = b.get_partitions_statistics_req(request)
+    assert built.entries == [f"ds={VALUES[1]}"]
     assert after == plain.get_partitions_statistics_req(request)
     written = {o.colName: o for o in after.partStats[f"ds={VALUES[1]}"]}
     assert written["i"].statsData.longStats.highValue == 40
-    # (read by the statement that tells which changed: no lookup of its part).
-    assert _counts(servers[1]) == (hits + len(VALUES) - 1, misses)
     # An alter of a partition moves its version only: that one is read again.
     cache = servers[1].server.cache
     assert cache is not None
     stored = cache.counters.stored
     a.alter_partition(db, "t", partition(db, "t", [VALUES[2]], parameters={"k": "v"}))
+    built.clear()
     assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
-    assert _counts(servers[1]) == (hits + 2 * (len(VALUES) - 1), misses)
-    assert cache.counters.stored == stored + 3  # its part, what is held, the whole answer
+    assert built.entries == [f"ds={VALUES[2]}"]
+    assert cache.counters.stored == stored + 2  # what is held (with the parts), the answer
     # Any other change to the table: every partition is read again (with their versions,
-    # in one statement: no part looked up), and kept.
-    hits, stored = _counts(servers[1])[0], cache.counters.stored
+    # in one statement), and held.
+    stored = cache.counters.stored
     a.alter_table(db, "t", table(db, "t", keys=KEYS, cols=COLUMNS, parameters={"k": "v"}))
+    built.clear()
     assert b.get_partitions_statistics_req(request) == plain.get_partitions_statistics_req(request)
-    assert _counts(servers[1]) == (hits, misses)
-    assert cache.counters.stored == stored + len(VALUES) + 2
+    assert sorted(built.entries) == sorted(with_statistics)
+    assert cache.counters.stored == stored + 2
     plain.drop_database(db, True, True)
 
 
 def test_after_a_write_only_the_run_of_the_partition_written_is_merged_again(
-    servers: list[RunningServer], clients: tuple[Client, Client, Client]
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     db = f"aggr_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
     request = _every_partition(db)
+    built = _Built(monkeypatch)
     assert b.get_aggr_stats_for(request) == plain.get_aggr_stats_for(request)
     runs = len(VALUES) // aggr_pieces.RUN_LENGTH
     assert runs == 3
-    parts, merged = _counts(servers[1], aggr_pieces.PIECE), _counts(servers[1], aggr_pieces.RUN)
+    assert built.runs == [aggr_pieces.RUN_LENGTH] * runs
     # A write through the other server: server b reads the one partition again (in the
     # statement that tells which changed), and merges its run again from its partitions
-    # (the other one kept: a hit).
+    # (the others held).
     a.update_partition_column_statistics(column_stats(db, "t", every_kind(41), f"ds={VALUES[1]}"))
+    built.clear()
     after = b.get_aggr_stats_for(request)
+    assert built.runs == [aggr_pieces.RUN_LENGTH]
     assert after == plain.get_aggr_stats_for(request)
     assert {o.colName: o for o in after.colStats}["i"].statsData.longStats.highValue == 41
-    assert _counts(servers[1], aggr_pieces.PIECE) == (parts[0] + 1, parts[1])
-    assert _counts(servers[1], aggr_pieces.RUN) == (merged[0] + runs - 1, merged[1] + 1)
     plain.drop_database(db, True, True)
 
 
@@ -521,15 +558,15 @@ def test_a_read_after_a_write_is_two_statements(
 
 
 @pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
-def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
+def test_a_read_after_a_write_with_what_is_held_evicted_is_read_whole(
     servers: list[RunningServer],
     clients: tuple[Client, Client, Client],
     call: str,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Parts of the answer evicted from the cache: the table's version and the statement of
-    what changed, then the call as any call (every partition read with its versions), the
-    same answer; and the next read after a write is two statements again."""
+    """What is held of the request (with the parts of its answer) evicted from the cache:
+    the table's version, then the call as any call (every partition read with its
+    versions), the same answer; and the next read after a write is two statements again."""
     db = f"evicted_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
@@ -538,22 +575,23 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
     assert read(request) == expected(request)
     cache = servers[1].server.cache
     assert cache is not None
-    parts = {pieces.PIECE, aggr_pieces.PIECE, aggr_pieces.RUN}
+    evicted_names = {pieces.HELD, aggr_pieces.HELD}
     lookup_object = cache.lookup_object
     with DriverStatements(servers[1].engine) as statements:
         with monkeypatch.context() as evicted:
             evicted.setattr(
                 cache,
                 "lookup_object",
-                lambda key, versions: None if key[0] in parts else lookup_object(key, versions),
+                lambda key, versions: (
+                    None if key[0] in evicted_names else lookup_object(key, versions)
+                ),
             )
-            evicted.setattr(cache, "lookup_many", lambda wanted: [None] * len(wanted))
             a.update_partition_column_statistics(
                 column_stats(db, "t", every_kind(60), f"ds={VALUES[0]}")
             )
             before = statements.selects()
             assert read(request) == expected(request)
-            assert statements.selects() - before == 3, statements.sent()[-4:]
+            assert statements.selects() - before == 2, statements.sent()[-4:]
         a.update_partition_column_statistics(
             column_stats(db, "t", every_kind(61), f"ds={VALUES[1]}")
         )
@@ -565,11 +603,14 @@ def test_a_read_after_a_write_with_its_parts_evicted_is_read_whole(
 
 @pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
 def test_another_request_of_the_same_partitions_is_rebuilt_from_their_parts(
-    servers: list[RunningServer], clients: tuple[Client, Client, Client], call: str
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    call: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The same columns in another order are another request (another whole answer) of the
     partitions held: at the same table version, the statement of what changed finds
-    nothing, and the answer is built from the parts kept (none read again)."""
+    nothing, and the answer is built from the parts held (none read or built again)."""
     db = f"reordered_{uuid.uuid4().hex[:10]}"
     _, b, plain = clients
     _make(plain, db)
@@ -579,13 +620,11 @@ def test_another_request_of_the_same_partitions_is_rebuilt_from_their_parts(
     first = t.PartitionsStatsRequest(db, "t", columns, names)
     assert read(first) == expected(first)
     reordered = t.PartitionsStatsRequest(db, "t", columns[::-1], names)
-    piece = pieces.PIECE if call == pieces.CALL else aggr_pieces.RUN
-    hits, misses = _counts(servers[1], piece)
+    built = _Built(monkeypatch)
     with DriverStatements(servers[1].engine) as statements:
         assert read(reordered) == expected(reordered)
         assert statements.selects() == 2, statements.sent()
-    assert _counts(servers[1], piece)[1] == misses
-    assert _counts(servers[1], piece)[0] > hits
+    assert built.entries == [] and built.runs == []
     plain.drop_database(db, True, True)
 
 

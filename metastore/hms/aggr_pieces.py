@@ -143,10 +143,16 @@ def _with_runs(held: Held, fresh: dict[int, Rows], asked: int) -> Held:
     the others merged again from the rows FRESH (read now) and those the run kept of its
     other partitions. Every partition's rows are in FRESH when HELD keeps no runs."""
     before: tuple[tuple[summaries.Run, int], ...] = held.parts
-    runs: list[tuple[summaries.Run, int]] = []
     partitions = held.partitions
-    for index, start in enumerate(range(0, len(partitions), RUN_LENGTH)):
-        chunk = partitions[start : start + RUN_LENGTH]
+    # The runs as HELD cut them, else runs of RUN_LENGTH (the last one shorter).
+    lengths = [len(run.parts) for run, _ in before] or [
+        RUN_LENGTH for _ in range(0, len(partitions), RUN_LENGTH)
+    ]
+    runs: list[tuple[summaries.Run, int]] = []
+    start = 0
+    for index, length in enumerate(lengths):
+        chunk = partitions[start : start + length]
+        start += length
         kept = before[index] if before else None
         if kept is not None and not any(part_id in fresh for _, part_id, _ in chunk):
             runs.append(kept)

@@ -1,13 +1,14 @@
 """The partitions of an answer over many partitions as last read, and the one statement that
 tells which of them changed since (metastore.hms.pieces, metastore.hms.aggr_pieces).
 
-What the server holds of a request (each partition's id and version, in the answer's
-order, and the table's version they were current at) is kept in the cache, and one
-statement reads the table's versions and the rows of its partitions whose version is above
-the held one. A change to a partition that keeps its name (its statistics, an alter) gives
-it a version above every version before (metastore.store.versions), so those are the
-partitions changed since; any other change to the table moves its PARTS_VERSION, and then,
-as when nothing is held, the partitions' versions are read again.
+What the server holds of a request (each partition's id and version, in the answer's order,
+the table's version they were current at, and the parts of the answer made of them) is kept
+in the cache, and one statement reads the table's versions and the rows of its partitions
+whose version is above the held one. A change to a partition that keeps its name (its
+statistics, an alter) gives it a version above every version before
+(metastore.store.versions), so those are the partitions changed since; any other change to
+the table moves its PARTS_VERSION, and then, as when nothing is held, the partitions'
+versions are read again.
 
 A call reads its table's version first (metastore.hms.cache), and serves the whole answer
 when that has not moved: a statement of one row by key, cheaper than this one even when it
@@ -59,13 +60,14 @@ class Held:
 
 
 def versions(table: TableName, parts_version: int, version: int) -> Versions:
-    """The versions the cache keeps a part of an answer under: of a partition (or run of
-    partitions) whose version (the largest of them) is VERSION, of a table (its key TABLE)
-    whose PARTS_VERSION is PARTS_VERSION. The second is the larger of the two, which names
-    the same state as VERSION does (a part whose version is below PARTS_VERSION has not
-    changed since the change that set it) and is never below a part's of the same table
-    read before: so the cache does not refuse it for an older part of the same ids, which
-    SQLite gives again to a table and partitions created after others were dropped."""
+    """The versions the cache keeps a partition's part of an answer under
+    (metastore.hms.partition_pieces): of a partition whose version is VERSION, of a table
+    (its key TABLE) whose PARTS_VERSION is PARTS_VERSION. The second is the larger of the
+    two, which names the same state as VERSION does (a part whose version is below
+    PARTS_VERSION has not changed since the change that set it) and is never below a part's
+    of the same table read before: so the cache does not refuse it for an older part of the
+    same ids, which SQLite gives again to a table and partitions created after others were
+    dropped."""
     return {table: (parts_version, max(parts_version, version))}
 
 
@@ -85,8 +87,9 @@ def key(name: str, shape: str, target: reads.StatsTarget) -> Key:
 @dataclasses.dataclass(frozen=True)
 class Since:
     """What changed in the partitions of a request since they were last read (`_since`):
-    HELD brought to its table's current version, kept in the cache under KEY once the
-    answer is rebuilt, and the rows of the partitions that CHANGED, by PART_ID."""
+    HELD brought to its table's current version, with the parts of the answer as they were
+    before (to be replaced for the partitions that CHANGED before it is kept in the cache
+    under KEY), and the rows of the partitions that CHANGED, by PART_ID."""
 
     key: Key
     held: Held

@@ -179,20 +179,22 @@ class Processor(ThriftHiveMetastore.Processor):
         oprot: TProtocolBase,
     ) -> bool:
         """Answer call NAME (one of _SINCE_CALLS) on TABLE, whose whole answer the cache
-        does not keep at the table's version (FOUND, read first), from the parts of earlier
-        answers and the rows changed since its partitions were last read, in one statement
-        outside a transaction (metastore.hms.held); the answer is kept under KEY at the
-        version that statement read, of the same table, no older than FOUND. False, having
-        sent nothing, when nothing is held of the request, what changed cannot be told or
-        anything fails: the call then goes as any call, and reports
-        its own errors (a failure other than the database's or the request's is logged
-        as a warning: a bug here would otherwise only cost a statement more per call)."""
+        does not keep at the table's version (FOUND, read first), from the parts of its
+        answer held with the request and the rows changed since its partitions were last
+        read, in one statement outside a transaction (metastore.hms.held); the answer is
+        kept under KEY at the version that statement read, of the same table, no older than
+        FOUND. False, having sent nothing, when nothing is held of the request, what changed
+        cannot be told or anything fails: the call then goes as any call, and reports its
+        own errors (a failure other than the database's or the request's is logged as a
+        warning: a bug here would otherwise only cost a statement more per call)."""
         handler: Handler = self._handler
         kept = self._cache
         assert kept is not None
         try:
             answer = handler.answer_since(name, arguments.request, kept, self._variant)
-            encoded = None if answer is None else answer.rebuilt()
+            if answer is None:
+                return False
+            encoded = answer.rebuilt()
         except (SQLAlchemyError, MetastoreError, InvalidNameError) as e:
             log.debug("%s: not rebuilt from what changed: %s", name, e)
             return False
@@ -200,7 +202,7 @@ class Processor(ThriftHiveMetastore.Processor):
             log.warning("%s: not rebuilt from what changed; answered whole", name, exc_info=True)
             return False
         tbl_id, version = found[table]
-        if answer is None or encoded is None or answer.tbl_id != tbl_id:
+        if answer.tbl_id != tbl_id:
             return False
         if version is None or answer.version < version:
             return False
@@ -220,7 +222,7 @@ class Processor(ThriftHiveMetastore.Processor):
         self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
     ) -> None:
         """get_partitions_statistics_req encoded from the rows (metastore.hms.stats_wire),
-        rebuilt from the parts of earlier answers the cache keeps when there is one
+        rebuilt from the parts held with the request in the cache when there is one
         (metastore.hms.pieces)."""
         handler: Handler = self._handler
         cache, variant = self._cache, self._variant
@@ -233,8 +235,8 @@ class Processor(ThriftHiveMetastore.Processor):
         )
 
     def _aggr_stats(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
-        """get_aggr_stats_for rebuilt from the partitions and runs of partitions the cache
-        keeps (metastore.hms.aggr_pieces)."""
+        """get_aggr_stats_for rebuilt from the runs of partitions held with the request in
+        the cache (metastore.hms.aggr_pieces)."""
         handler: Handler = self._handler
         cache, variant = self._cache, self._variant
         assert cache is not None

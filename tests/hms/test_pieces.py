@@ -577,6 +577,7 @@ def test_a_read_after_a_write_with_what_is_held_evicted_is_read_whole(
     assert cache is not None
     evicted_names = {pieces.HELD, aggr_pieces.HELD}
     lookup_object = cache.lookup_object
+    built = _Built(monkeypatch)
     with DriverStatements(servers[1].engine) as statements:
         with monkeypatch.context() as evicted:
             evicted.setattr(
@@ -590,14 +591,57 @@ def test_a_read_after_a_write_with_what_is_held_evicted_is_read_whole(
                 column_stats(db, "t", every_kind(60), f"ds={VALUES[0]}")
             )
             before = statements.selects()
+            built.clear()
             assert read(request) == expected(request)
             assert statements.selects() - before == 2, statements.sent()[-4:]
+            # every partition built again, and held
+            if call == pieces.CALL:
+                assert sorted(built.entries) == sorted(f"ds={v}" for v in VALUES[:-1])
+            else:
+                assert built.runs == [aggr_pieces.RUN_LENGTH] * (len(VALUES) // 2)
         a.update_partition_column_statistics(
             column_stats(db, "t", every_kind(61), f"ds={VALUES[1]}")
         )
         before = statements.selects()
+        built.clear()
         assert read(request) == expected(request)
         assert statements.selects() - before == 2, statements.sent()[-4:]
+        # rebuilt from what was held: the partition written only, or its run
+        if call == pieces.CALL:
+            assert built.entries == [f"ds={VALUES[1]}"]
+        else:
+            assert built.runs == [aggr_pieces.RUN_LENGTH]
+    plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
+def test_partitions_written_in_one_run_and_in_another_are_built_again_once(
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    call: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two partitions of one run and one of another written since the last read: each
+    partition built again once, each of the two runs merged again once, the answer that of
+    a server without a cache."""
+    db = f"several_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = _every_partition(db)
+    read, expected = getattr(b, call), getattr(plain, call)
+    assert read(request) == expected(request)
+    # By name: runs of two (2024-01-01, 2024-01-02), (2024-01-03, 2024-01-05), ...
+    written = [VALUES[0], VALUES[1], VALUES[4]]
+    for n, value in enumerate(written):
+        a.update_partition_column_statistics(
+            column_stats(db, "t", every_kind(80 + n), f"ds={value}")
+        )
+    built = _Built(monkeypatch)
+    assert read(request) == expected(request)
+    if call == pieces.CALL:
+        assert sorted(built.entries) == sorted(f"ds={v}" for v in written)
+    else:
+        assert built.runs == [aggr_pieces.RUN_LENGTH, aggr_pieces.RUN_LENGTH]
     plain.drop_database(db, True, True)
 
 

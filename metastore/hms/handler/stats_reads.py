@@ -122,7 +122,7 @@ class StatisticsReads(ServiceBase):
         self, request: t.PartitionsStatsRequest, cache: AnswerCache | None, variant: str
     ) -> bytes:
         """The answer of get_partitions_statistics_req to REQUEST, encoded (the result's
-        PartitionsStatsResult), rebuilt from the parts of earlier answers CACHE keeps
+        PartitionsStatsResult), its parts held with the request in CACHE
         (metastore.hms.pieces), read whole without one: the same operation as the call,
         with its errors."""
         encoder = self.answers.encoder
@@ -150,8 +150,8 @@ class StatisticsReads(ServiceBase):
         self, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
     ) -> bytes:
         """The answer of get_aggr_stats_for to REQUEST, encoded (the result's AggrStats),
-        rebuilt from the partitions and runs of partitions CACHE keeps
-        (metastore.hms.aggr_pieces): the same operation as the call, with its errors."""
+        its runs of partitions held with the request in CACHE (metastore.hms.aggr_pieces):
+        the same operation as the call, with its errors."""
         return self.operations.run(
             aggr_pieces.CALL,
             lambda s: aggr_pieces.answer(

@@ -3,8 +3,8 @@
 list partitions (metastore.hms.partition_pieces): after a change only the changed
 partitions are read again; and random changes and reads through two servers with caches
 answer what a server without one answers (the bytes of the statistics parts are tested
-against the generated code's in tests/hms/test_stats_wire.py; the partitions' parts are
-the generated code's)."""
+against the generated code's in tests/hms/test_stats_wire.py, those of the partitions' in
+tests/hms/test_partition_encoding.py)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,7 @@ from metadata_builders import (
     storage,
     table,
 )
-from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.Thrift import TApplicationException
-from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
@@ -699,24 +697,3 @@ def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
     warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]
     assert len(warned) == 1 and warned[0].exc_info is not None
     plain.drop_database(db, True, True)
-
-
-@pytest.mark.parametrize("extension", [True, False])
-def test_a_partition_is_encoded_as_the_generated_code_encodes_it(
-    monkeypatch: pytest.MonkeyPatch, extension: bool
-) -> None:
-    """With thrift's C extension and without it."""
-    if not extension:
-        monkeypatch.setattr(partition_pieces, "fastbinary", None)
-    part = partition(
-        "d",
-        "t",
-        ["é", ""],
-        storage(COLUMNS, "file:/w/d", skewedInfo=t.SkewedInfo(["b"], [["x"]], {("x",): "l"})),
-        parameters={"k": "v", "ü": ""},
-        createTime=5,
-        catName="hive",
-    )
-    buffer = TMemoryBuffer()
-    part.write(TBinaryProtocol(buffer))
-    assert partition_pieces._encode(part) == buffer.getvalue()

@@ -37,6 +37,19 @@ def fields(*specs: tuple[str, str] | tuple[str, str, str | None]) -> list[t.Fiel
     ]
 
 
+EVERY_TYPE = fields(
+    ("b", "boolean"),
+    ("i", "bigint"),
+    ("f", "double"),
+    ("s", "string"),
+    ("bin", "binary"),
+    ("dec", "decimal(10,2)"),
+    ("d", "date"),
+    ("ts", "timestamp"),
+)
+"""A column of each kind of statistics Hive keeps."""
+
+
 def database(name: str, **kwargs: Any) -> t.Database:
     kwargs.setdefault("locationUri", f"file:{WAREHOUSE}/{name.lower()}.db")
     kwargs.setdefault("parameters", {})

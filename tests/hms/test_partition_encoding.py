@@ -4,23 +4,12 @@
 from __future__ import annotations
 
 import pytest
-from metadata_builders import fields, partition, storage
+from metadata_builders import EVERY_TYPE, partition, storage
 from thrift.protocol.TBinaryProtocol import TBinaryProtocol
 from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import partition_pieces
-
-COLUMNS = fields(
-    ("b", "boolean"),
-    ("i", "bigint"),
-    ("f", "double"),
-    ("s", "string"),
-    ("bin", "binary"),
-    ("dec", "decimal(10,2)"),
-    ("d", "date"),
-    ("ts", "timestamp"),
-)
 
 
 @pytest.mark.parametrize("extension", [True, False])
@@ -34,7 +23,7 @@ def test_a_partition_is_encoded_as_the_generated_code_encodes_it(
         "d",
         "t",
         ["é", ""],
-        storage(COLUMNS, "file:/w/d", skewedInfo=t.SkewedInfo(["b"], [["x"]], {("x",): "l"})),
+        storage(EVERY_TYPE, "file:/w/d", skewedInfo=t.SkewedInfo(["b"], [["x"]], {("x",): "l"})),
         parameters={"k": "v", "ü": ""},
         createTime=5,
         catName="hive",

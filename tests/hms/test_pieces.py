@@ -20,6 +20,7 @@ from driver_trace import DriverStatements
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from metadata_builders import (
+    EVERY_TYPE,
     Client,
     column_stats,
     database,
@@ -37,16 +38,7 @@ from metastore.sketches.hll import HyperLogLog
 from metastore.stats import summaries
 from metastore.store import partition_rows as pr
 
-COLUMNS = fields(
-    ("b", "boolean"),
-    ("i", "bigint"),
-    ("f", "double"),
-    ("s", "string"),
-    ("bin", "binary"),
-    ("dec", "decimal(10,2)"),
-    ("d", "date"),
-    ("ts", "timestamp"),
-)
+COLUMNS = EVERY_TYPE
 KEYS = fields(("ds", "string"))
 VALUES = ["2024-01-01", "2024-01-02", "2024-01-03", "é ü x", "2024-01-05", "2024-01-06"]
 

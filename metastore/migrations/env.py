@@ -7,14 +7,18 @@ or, for plain `alembic upgrade head` in a checkout, from the METASTORE_DB enviro
 from __future__ import annotations
 
 import os
+import time
 
 import sqlalchemy as sa
 from alembic import context
+from alembic.util import CommandError
 
 from metastore.store.models import Base
 
 # An arbitrary constant: the PostgreSQL advisory lock that serializes concurrent migrations.
 MIGRATION_LOCK_ID = 0x636F6C73
+LOCK_WAIT_SECONDS = 60
+"""How long a server waits for another one's migrations."""
 
 config = context.config
 _url = config.get_main_option("sqlalchemy.url") or os.environ.get("METASTORE_DB")
@@ -37,9 +41,10 @@ def _migrate(engine: sa.Engine) -> None:
             # Batch migrations copy tables; cascades must not fire while they do.
             conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
         if conn.dialect.name == "postgresql":
-            # Fail instead of hanging behind a stuck session; wait for another migrating server.
+            # Fail instead of hanging behind a stuck session.
             conn.exec_driver_sql("SET lock_timeout = '60s'")
-            conn.exec_driver_sql(f"SELECT pg_advisory_lock({MIGRATION_LOCK_ID})")
+            conn.commit()
+            _wait_for_migration_lock(conn)
         conn.commit()
         try:
             context.configure(
@@ -55,6 +60,27 @@ def _migrate(engine: sa.Engine) -> None:
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_unlock({MIGRATION_LOCK_ID})")
                 conn.commit()
+
+
+def _wait_for_migration_lock(conn: sa.Connection) -> None:
+    """Take the advisory lock of migrations on CONN's session, waiting for another migrating
+    server. It is tried, not waited for in a statement: a session waiting in a statement
+    holds a snapshot, and a migration that builds an index CONCURRENTLY (0004) waits for
+    every snapshot older than its own, so two servers started at once on a new database
+    deadlocked (one waiting for the lock, the other for its snapshot)."""
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        taken = conn.exec_driver_sql(f"SELECT pg_try_advisory_lock({MIGRATION_LOCK_ID})").scalar()
+        conn.commit()
+        if taken:
+            return
+        if time.monotonic() > deadline:
+            raise CommandError(
+                f"another server has been migrating this database for {LOCK_WAIT_SECONDS} s: "
+                "wait for it to finish, or stop the session that holds advisory lock "
+                f"{MIGRATION_LOCK_ID} (see pg_locks), then start again"
+            )
+        time.sleep(0.1)
 
 
 if context.is_offline_mode():

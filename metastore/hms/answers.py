@@ -82,7 +82,7 @@ class Answers:
         ids = [table.TBL_ID for table in tables]
         if storage is None:
             storage = pr.storage_rows(s, [table.SD_ID for table in tables if table.SD_ID])
-        below = pr.Below(s, tables=ids, storage=storage.values())
+        below = pr.Below.read(s, tables=ids, storage=storage.values())
         build_sd = _storage_builder(below)
         params = below.table_params
         described = [
@@ -177,12 +177,16 @@ class Answers:
         db: m.Database | pr.StoredDatabase,
         table: m.Table | pr.StoredTable,
         rows: Sequence[Any],
+        below: pr.Below | None = None,
     ) -> list[t.Partition]:
         """The Partition structs of the partitions of TABLE (of DB) whose rows (as
-        pr.partition_rows gives them) are ROWS, in their order."""
+        pr.partition_rows gives them) are ROWS, in their order, with the rows BELOW them
+        (read when not given)."""
         if not rows:
             return []
-        return self._partitions_below(db, table, rows, pr.Below.of_partitions(s, rows))
+        if below is None:
+            below = pr.Below.of_partitions(s, rows)
+        return self._partitions_below(db, table, rows, below)
 
     @staticmethod
     def _partitions_below(

@@ -28,19 +28,18 @@ from __future__ import annotations
 import functools
 import json
 import math
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import TextClause, text
 from sqlalchemy.orm import Session
 
-from metastore import names
 from metastore.errors import MetastoreError
 from metastore.stats.rows import StatsRow
 from metastore.stats.validate import owner_rows
 from metastore.store.driver import driver_rows
 from metastore.store.models import WRITE_ALONE_FUNCTION, WRITE_FUNCTION
+from metastore.store.seen_tables import SeenTables, table_key
 
 if TYPE_CHECKING:
     from metastore.store.transactions import Transactions
@@ -76,37 +75,9 @@ Columns = tuple[tuple[str, ...], tuple[str, ...]]
 """An owner's columns: their names and types, in order, as stored."""
 
 
-class OwnerColumns:
-    """The columns of the owners of the writes alone, as last seen, by table (catalog,
-    database, table; its partitions mostly have its columns): what `write_alone` checks rows
-    against before it writes. Each server keeps its own; at most LIMIT tables, forgotten
-    all at once past it."""
-
-    LIMIT = 10_000
-
-    def __init__(self) -> None:
-        self._known: dict[tuple[str, str, str], Columns] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[str, str, str]) -> Columns | None:
-        return self._known.get(key)
-
-    def put(self, key: tuple[str, str, str], columns: Columns) -> None:
-        with self._lock:
-            if len(self._known) >= self.LIMIT:
-                self._known.clear()
-            self._known[key] = columns
-
-
-def _owner_names(db_arg: str, table_name: str, catalog: str | None) -> tuple[str, str, str] | None:
-    """The catalog, database and table of a write as stored (DB_ARG named as for
-    lookup.table, CATALOG when given instead of its own); None when a name is missing."""
-    cat, db_name = names.split_catalog(db_arg)
-    if catalog:
-        cat = names.identifier(catalog)
-    if not db_name or not table_name:
-        return None
-    return cat, names.identifier(db_name), names.identifier(table_name)
+OwnerColumns = SeenTables[Columns]
+"""The columns of the owners of the writes alone, as last seen, by table (its partitions
+mostly have its columns): what `write_alone` checks rows against before it writes."""
 
 
 def write_alone(
@@ -125,7 +96,7 @@ def write_alone(
     docstring); True when written, False (nothing written) where the caller's transaction
     must write them. Only for a write that is all of its call's transaction, on
     PostgreSQL."""
-    key = _owner_names(db_arg, table_name, catalog)
+    key = table_key(db_arg, table_name, catalog)
     if key is None:
         return False
     params: dict[str, Any] = {
@@ -199,7 +170,7 @@ def write(
     columns = [row["COLUMN_NAME"] for row in rows]
     if len(set(columns)) < len(columns):
         return None
-    owner = _owner_names(db_arg, table_name, catalog)
+    owner = table_key(db_arg, table_name, catalog)
     if owner is None:
         return None
     params = {

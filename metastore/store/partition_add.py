@@ -6,8 +6,22 @@ bump among them).
 
 The statement inserts nothing when the partitions' column list is not the table's (the
 general path then makes one of their own) and skips the partitions that exist, which it
-names (the caller raises AlreadyExistsException, or skips them for ifNotExists). It answers
-the rows of the partitions added as metastore.store.partition_rows reads them, as stored.
+names (the caller raises AlreadyExistsException, or skips them for ifNotExists); when none
+may be skipped, it adds none of them if one exists. It answers the rows of the partitions
+added as metastore.store.partition_rows reads them, as stored; the rows below them (key
+values, parameters, the column list they share with the table) are those it was given, so
+the answer is built without reading them back.
+
+An add alone: once a server has added to a table this way, it keeps what it found of the
+table (its id, names, type, location, column list and keys: Target, in Targets), and its
+next add that skips no partition runs the statement as a transaction of its own
+(Transactions.alone): one round trip in all, no lookup of the table, no BEGIN, no COMMIT.
+The statement then first checks that the table still is as kept; if another server, or
+this one, changed it since (renamed, moved, given other columns or keys, dropped and made
+again), it adds nothing and the caller looks the table up and adds in its transaction.
+A change that commits while the statement runs is ordered as it would be against a lookup
+made in the statement's transaction: the statement's upsert of the table's version waits
+for the change's.
 
 The ids of the serdes and descriptors it inserts are matched to their partitions by order:
 the rows are inserted in the order of the partitions, and the ids a sequence (or HMS's
@@ -18,14 +32,24 @@ SQLAlchemy's batched inserts with RETURNING assume too.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import TextClause, text
-from sqlalchemy.orm import Session
 
 from metastore.store import lists
-from metastore.store.driver import driver_rows
+from metastore.store import models as m
+from metastore.store.partition_rows import (
+    CD_ID,
+    LOCATION,
+    PART_ID,
+    SD_ID,
+    SERDE_ID,
+    Below,
+    StoredDatabase,
+    StoredTable,
+)
+from metastore.store.seen_tables import SeenTables
 from metastore.store.storage import Storage, column_signature
 
 ROW_FIELDS = 18
@@ -50,6 +74,8 @@ class Added(NamedTuple):
     rows: list[Any]
     """The rows of the partitions added, as metastore.store.partition_rows gives them, in
     name order."""
+    below: Below
+    """The rows below them, as written (Below.of_partitions would read the same)."""
 
 
 # The columns of SERDES and SDS the statement writes, each with its array's type.
@@ -127,14 +153,29 @@ same_columns AS (
          AND comments = {_param("column_comments", "text")} AS same
   FROM table_columns
 ),
+target AS (
+  SELECT NOT CAST(:check AS boolean) OR EXISTS (
+    SELECT 1 FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID"
+    JOIN "SDS" s ON s."SD_ID" = t."SD_ID"
+    WHERE t."TBL_ID" = :tbl_id AND t."TBL_NAME" = :tbl_name AND d."NAME" = :db_name
+      AND d."CTLG_NAME" = :catalog AND s."CD_ID" = :cd_id
+      AND t."TBL_TYPE" IS NOT DISTINCT FROM CAST(:tbl_type AS text)
+      AND s."LOCATION" IS NOT DISTINCT FROM CAST(:location AS text)
+      AND ARRAY(
+        SELECT k."PKEY_NAME"::text FROM "PARTITION_KEYS" k
+        WHERE k."TBL_ID" = t."TBL_ID" ORDER BY k."INTEGER_IDX"
+      ) = {_param("keys", "text")}
+  ) AS ok
+),
 existing AS (
   SELECT p."PART_NAME" FROM "PARTITIONS" p
   WHERE p."TBL_ID" = :tbl_id AND p."PART_NAME" = ANY({_param("name", "text")})
 ),
 new AS (
   SELECT g.*, row_number() OVER (ORDER BY g.ord) AS n FROM given g
-  WHERE (SELECT same FROM same_columns)
+  WHERE (SELECT same FROM same_columns) AND (SELECT ok FROM target)
     AND g.name NOT IN (SELECT e."PART_NAME" FROM existing e)
+    AND NOT (CAST(:all_or_none AS boolean) AND EXISTS (SELECT 1 FROM existing))
 ),
 serdes AS (
   INSERT INTO "SERDES" ({", ".join(f'"{c}"' for c in serde_names)})
@@ -175,7 +216,8 @@ SELECT p."PART_ID", p."CREATE_TIME", p."LAST_ACCESS_TIME", d."SD_ID", d."LOCATIO
   d."INPUT_FORMAT", d."OUTPUT_FORMAT", d."IS_COMPRESSED", d."NUM_BUCKETS",
   d."IS_STOREDASSUBDIRECTORIES", d."CD_ID", d."SERDE_ID", se."NAME", se."SLIB",
   se."DESCRIPTION", se."SERIALIZER_CLASS", se."DESERIALIZER_CLASS", se."SERDE_TYPE",
-  p."PART_NAME", (SELECT same FROM same_columns), ARRAY(SELECT "PART_NAME" FROM existing),
+  p."PART_NAME", (SELECT same FROM same_columns) AND (SELECT ok FROM target),
+  ARRAY(SELECT "PART_NAME" FROM existing),
   (SELECT count(*) FROM bump)
 FROM (SELECT 1) one
 LEFT JOIN (
@@ -186,13 +228,41 @@ ORDER BY p."PART_NAME" COLLATE "C"
     )
 
 
+class Target(NamedTuple):
+    """The table partitions are added to, as lookup.stored_table found it on PostgreSQL."""
+
+    database: m.Database | StoredDatabase
+    table: m.Table | StoredTable
+    storage: Any | None
+    """Its storage descriptor's row (shaped as a row of partition_rows); None without one."""
+    keys: list[str]
+    """The names of its partition keys, in order."""
+
+
+Targets = SeenTables[Target]
+"""The tables this server last added partitions to in one statement: what an add alone
+takes its table from (see the module docstring)."""
+
+
+Run = Callable[[TextClause, dict[str, Any]], list[Any]]
+"""Runs a statement with its parameters and gives its rows: in the caller's transaction
+(metastore.store.driver.driver_rows), or as one of its own (Transactions.alone)."""
+
+
 def add(
-    s: Session, tbl_id: int, cd_id: int | None, partitions: Sequence[NewPartition]
+    run: Run,
+    target: Target,
+    partitions: Sequence[NewPartition],
+    *,
+    checked: bool,
+    all_or_none: bool,
 ) -> Added | None:
-    """Add PARTITIONS to table TBL_ID (its column list CD_ID), those that do not exist, in
-    one statement, and move the table's version (the caller's transaction need not); None,
-    with nothing added, where the general path must add them: a partition without a serde
-    or with skewed values, a column list that is not the table's."""
+    """Add PARTITIONS to the table of TARGET, those that do not exist (none of them, with
+    ALL_OR_NONE, when some exist), in one statement run by RUN that moves the table's
+    version too (the caller's transaction need not); None, with nothing added, where the
+    general path must add them: a partition without a serde or with skewed values, a column
+    list that is not the table's, or, CHECKED, a table that no longer is as TARGET says."""
+    cd_id = target.storage[CD_ID] if target.storage is not None else None
     if cd_id is None or not partitions:
         return None
     first = partitions[0].storage.columns
@@ -207,7 +277,19 @@ def add(
             or column_signature(storage.columns) != signature
         ):
             return None
-    params: dict[str, Any] = {"tbl_id": tbl_id, "cd_id": cd_id}
+    table = target.table
+    params: dict[str, Any] = {
+        "tbl_id": table.TBL_ID,
+        "cd_id": cd_id,
+        "check": checked,
+        "all_or_none": all_or_none,
+        "tbl_name": table.TBL_NAME,
+        "tbl_type": table.TBL_TYPE,
+        "db_name": target.database.NAME,
+        "catalog": target.database.CTLG_NAME,
+        "location": target.storage[LOCATION] if target.storage is not None else None,
+        "keys": lists.array_text(target.keys),
+    }
     params["column_names"] = lists.array_text(c for c, _, _ in signature)
     params["column_types"] = lists.array_text(ty for _, ty, _ in signature)
     params["column_comments"] = lists.array_text(comment for _, _, comment in signature)
@@ -231,15 +313,48 @@ def add(
         below["SD_PARAMS"] += [(ord_, k, v) for k, v in st.sd_params.items()]
         below["BUCKETING_COLS"] += [(ord_, i, c) for i, c in enumerate(st.bucket_cols)]
         below["SORT_COLS"] += [(ord_, i, c, o) for i, (c, o) in enumerate(st.sort_cols)]
-    for table, _, columns, _ in _BELOW:
-        prefix = table.lower()
-        rows = below[table]
+    for name, _, columns, _ in _BELOW:
+        prefix = name.lower()
+        rows = below[name]
         params[f"{prefix}_ord"] = lists.array_text(r[0] for r in rows)
         for i in range(len(columns)):
             params[f"{prefix}_{i}"] = lists.array_text(r[i + 1] for r in rows)
-    result = driver_rows(s, _statement(), params)
+    result = run(_statement(), params)
     same, existing = result[0][ROW_FIELDS + 1], result[0][ROW_FIELDS + 2]
     if not same:
         return None
-    rows = [row[:ROW_FIELDS] for row in result if row[0] is not None]
-    return Added(sorted(existing), [row[0] for row in rows], rows)
+    by_name = {p.name: p for p in partitions}
+    added = [row for row in result if row[0] is not None]
+    rows = [row[:ROW_FIELDS] for row in added]
+    written = _written(rows, [by_name[row[ROW_FIELDS]] for row in added], cd_id, signature)
+    return Added(sorted(existing), [row[0] for row in rows], rows, written)
+
+
+def _written(
+    rows: Sequence[Any],
+    partitions: Sequence[NewPartition],
+    cd_id: int,
+    columns: list[tuple[str, str | None, str | None]],
+) -> Below:
+    """The rows below the partitions of ROWS (their rows as added) as PARTITIONS gave them
+    and the statement wrote them, with COLUMNS, the column list CD_ID they share: what a
+    read of them (Below.of_partitions) would find, without the statement."""
+    below = Below()
+    if columns:
+        below.columns[cd_id] = list(columns)
+    for row, p in zip(rows, partitions, strict=True):
+        part_id, sd_id, serde_id = row[PART_ID], row[SD_ID], row[SERDE_ID]
+        below.values[part_id] = list(p.values)
+        storage = p.storage
+        for owner, found, given in (
+            (part_id, below.part_params, p.params),
+            (sd_id, below.sd_params, storage.sd_params),
+            (serde_id, below.serde_params, storage.serde_params),
+        ):
+            if given:
+                found[owner] = {k: v if v is not None else "" for k, v in given.items()}
+        if storage.bucket_cols:
+            below.buckets[sd_id] = [c or "" for c in storage.bucket_cols]
+        if storage.sort_cols:
+            below.sorts[sd_id] = [(c or "", o) for c, o in storage.sort_cols]
+    return below

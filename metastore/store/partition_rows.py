@@ -369,21 +369,12 @@ def table_row(
 
 
 class Below:
-    """The rows below partitions or tables and their storage descriptors, read in one
-    statement, by owner id."""
+    """The rows below partitions or tables and their storage descriptors, by owner id: read
+    in one statement (`read`, `of_partitions`), or as an add wrote them
+    (metastore.store.partition_add)."""
 
-    def __init__(
-        self,
-        s: Session,
-        *,
-        parts: Iterable[int] = (),
-        tables: Iterable[int] = (),
-        storage: Iterable[Any] = (),
-        version_of: int | None = None,
-    ) -> None:
-        """The rows below the partitions PARTS, the tables TABLES and the storage
-        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`), and the VERSION
-        of table VERSION_OF as this statement reads it."""
+    def __init__(self) -> None:
+        """None yet."""
         self.values: dict[int, list[str]] = {}
         """PART_ID -> key values, in key order."""
         self.part_params: dict[int, dict[str, str]] = {}
@@ -399,18 +390,35 @@ class Below:
         """CD_ID -> (name, type, comment) of the columns, in order."""
         self.version: int | None = None
         """The VERSION of table VERSION_OF (metastore.store.versions), when it has one."""
+        self.skewed: dict[int, Skewed] = {}
+        """SD_ID -> skewed information, for the descriptors that have some."""
+
+    @classmethod
+    def read(
+        cls,
+        s: Session,
+        *,
+        parts: Iterable[int] = (),
+        tables: Iterable[int] = (),
+        storage: Iterable[Any] = (),
+        version_of: int | None = None,
+    ) -> Below:
+        """The rows below the partitions PARTS, the tables TABLES and the storage
+        descriptors of STORAGE (rows of `partition_rows` or `storage_rows`), and the VERSION
+        of table VERSION_OF as this statement reads it."""
+        found = cls()
         skewed_sds: set[int] = set()
         sequences: dict[int, Any] = {
-            _VALUE: self.values,
-            _BUCKET: self.buckets,
+            _VALUE: found.values,
+            _BUCKET: found.buckets,
         }
         maps = {
-            _PART_PARAM: self.part_params,
-            _TABLE_PARAM: self.table_params,
-            _SD_PARAM: self.sd_params,
-            _SERDE_PARAM: self.serde_params,
+            _PART_PARAM: found.part_params,
+            _TABLE_PARAM: found.table_params,
+            _SD_PARAM: found.sd_params,
+            _SERDE_PARAM: found.serde_params,
         }
-        triples = {_COLUMN: self.columns, _KEY: self.keys}
+        triples = {_COLUMN: found.columns, _KEY: found.keys}
         dialect = s.get_bind().dialect.name
         rows = list(storage)
         owners = {
@@ -426,7 +434,7 @@ class Below:
         below = driver_rows(s, _below(dialect, shape), params) if any(shape) else []
         for kind, owner, _, a, b, c, n in below:
             if kind == _VERSIONS:
-                self.version = n
+                found.version = n
             elif kind in maps:
                 maps[kind].setdefault(owner, {})[a] = b if b is not None else ""
             elif kind in sequences:
@@ -434,11 +442,12 @@ class Below:
             elif kind in triples:
                 triples[kind].setdefault(owner, []).append((a, b, c))
             elif kind == _SORT:
-                self.sorts.setdefault(owner, []).append((a or "", n))
+                found.sorts.setdefault(owner, []).append((a or "", n))
             else:
                 skewed_sds.add(owner)
-        self.skewed: dict[int, Skewed] = load_skewed(s, sorted(skewed_sds)) if skewed_sds else {}
-        """SD_ID -> skewed information, for the descriptors that have some."""
+        if skewed_sds:
+            found.skewed = load_skewed(s, sorted(skewed_sds))
+        return found
 
     @classmethod
     def of_partitions(
@@ -446,7 +455,9 @@ class Below:
     ) -> Below:
         """The rows below the partitions of ROWS (rows of `partition_rows`), and the VERSION
         of table VERSION_OF."""
-        return cls(s, parts=[row[PART_ID] for row in rows], storage=rows, version_of=version_of)
+        return cls.read(
+            s, parts=[row[PART_ID] for row in rows], storage=rows, version_of=version_of
+        )
 
 
 # The owners of the rows of `_below`, in the order of its shapes.

@@ -19,6 +19,7 @@ from sqlalchemy.sql.elements import ClauseElement
 from metastore.errors import OutcomeUnknown
 from metastore.store import versions
 from metastore.store.driver import bound, on_driver
+from metastore.store.driver import cursor as driver_cursor
 
 T = TypeVar("T")
 
@@ -204,7 +205,7 @@ class Transactions:
             autocommit = self._driver_autocommit
             if autocommit:
                 driver.autocommit = True  # type: ignore[union-attr]
-            cursor = pooled.cursor()
+            cursor = driver_cursor(driver, self.engine.dialect)
             cursor.execute(sql, values)
             rows = [tuple(row) for row in cursor.fetchall()]
             cursor.close()
@@ -237,7 +238,7 @@ class Transactions:
         lost = False
         try:
             driver.autocommit = True
-            cursor = pooled.cursor()
+            cursor = driver_cursor(driver, dialect)
             try:
                 cursor.execute(sql, values)
                 return [tuple(row) for row in cursor.fetchall()]

@@ -108,9 +108,9 @@ def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_
     read_back: list[int] = []
     original = answers.partitions_of_rows  # every answer of partitions is built there
 
-    def spied(s: Any, db: Any, table: Any, rows: Sequence[Any]) -> list[t.Partition]:
+    def spied(s: Any, db: Any, table: Any, rows: Sequence[Any], *below: Any) -> list[t.Partition]:
         read_back.append(len(rows))
-        return original(s, db, table, rows)
+        return original(s, db, table, rows, *below)
 
     monkeypatch.setattr(answers, "partitions_of_rows", spied)
 

@@ -277,7 +277,7 @@ def test_below_a_table_and_alone_as_among_others(store: sa.Engine) -> None:
         table, rows = _below_fixture(s)
         assert table.sd_id is not None
         storage = pr.storage_rows(s, [table.sd_id]).values()
-        below = pr.Below(s, tables=[table.tbl_id], storage=storage)
+        below = pr.Below.read(s, tables=[table.tbl_id], storage=storage)
         assert below.table_params == {table.tbl_id: {"tp": "v", "empty": ""}}
         assert below.keys == {table.tbl_id: [("ds", "string", "day"), ("hr", "int", None)]}
         assert below.columns == {table.cd_id: [("id", "bigint", None), ("name", None, None)]}
@@ -294,7 +294,7 @@ def test_below_nothing_is_no_statement(store: sa.Engine) -> None:
     with DriverStatements(store) as trace, rolled_back(store) as s:
         add_database(s)
         before = statement_count(trace)
-        below = pr.Below(s)
+        below = pr.Below.read(s)
         assert statement_count(trace) == before
         assert (below.values, below.columns, below.table_params, below.skewed) == ({}, {}, {}, {})
 

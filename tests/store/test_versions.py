@@ -28,6 +28,7 @@ from hive_metastore_thrift import ttypes as t
 from metastore.hms.call import CHANGING_CALLS
 from metastore.store import versions
 from metastore.store.driver import bound
+from metastore.store.driver import cursor as driver_cursor
 from metastore.store.transactions import Transactions
 
 
@@ -384,7 +385,7 @@ def test_the_versions_of_several_tables_are_found_through_the_indexes(
     with engine.connect() as connection:
         driver = connection.connection.driver_connection
         assert driver is not None
-        cursor = driver.cursor()
+        cursor = driver_cursor(driver, engine.dialect)
         for shape, named in shapes.items():
             sql, params = bound(versions.read_statement(shape), engine.dialect, named)
             if engine.dialect.name == "sqlite":

@@ -25,6 +25,7 @@ from metastore.operation import Operations
 from metastore.stats import accurate, writes
 from metastore.stats.one_statement import OwnerColumns
 from metastore.store import models as m
+from metastore.store.partition_add import Targets
 from metastore.store.tables import delete_table, locations
 from metastore.store.transactions import Transactions, on_commit
 from metastore.vocabulary import DEFAULT_ENGINE
@@ -85,6 +86,8 @@ class ServiceBase:
         self.answers = Answers(settings)
         self.owner_columns = OwnerColumns()
         """The columns of the tables whose statistics this server last wrote alone."""
+        self.add_targets = Targets()
+        """The tables this server last added partitions to in one statement."""
 
     def _write_statistics(
         self,

@@ -27,10 +27,12 @@ from metastore.hms.structs import tables as table_structs
 from metastore.store import lookup, partition_add, partition_rows, versions
 from metastore.store import models as m
 from metastore.store.bulk import insert_all, insert_rows
+from metastore.store.driver import driver_rows
 from metastore.store.partition_add import NewPartition
 from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.store.partition_filter import queries as filter_queries
 from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
+from metastore.store.seen_tables import table_key
 from metastore.store.storage import insert_storages
 from metastore.store.transactions import on_commit
 
@@ -53,6 +55,8 @@ class _Added(NamedTuple):
     rows: list[Any] | None
     """Their rows as partition_rows reads them, in name order, when the add returned them
     (metastore.store.partition_add)."""
+    below: partition_rows.Below | None
+    """The rows below them, as written, when the add returned their rows."""
 
 
 def _refuse_existing(
@@ -82,12 +86,26 @@ class PartitionCalls(ServiceBase):
         """Add PARTS (all of one table); the partitions added (None when PARTS is empty),
         for `_as_stored` when the call answers with them. A partition whose folder exists
         already gets HMS's fast statistics (numFiles, totalSize; see handler.fast_stats)
-        unless CONTEXT says not to."""
+        unless CONTEXT says not to.
+
+        On PostgreSQL, an add that skips no partition and gives each its storage descriptor
+        is first made alone, in one statement that is a transaction of its own, on the
+        table as this server last added to it (metastore.store.partition_add); where that
+        statement adds nothing (the table changed, or the partitions take the general
+        path), the table is looked up and the add made in the call's transaction."""
         if not parts:
             return None
         first = parts[0]
         db_arg = db_arg or first.dbName
         table_name = table_name or first.tableName
+        postgres = s.get_bind().dialect.name == "postgresql"
+        key = table_key(db_arg, table_name, catalog or first.catName)
+        alone = postgres and not if_not_exists and all(p.sd is not None for p in parts)
+        if alone and key is not None and (seen := self.add_targets.get(key)) is not None:
+            added = self._add_to(s, seen, parts, False, context, alone=True)
+            if added is not None:
+                return added
+            self.add_targets.forget(key)
         try:
             db, table, table_row, _, key_types = lookup.stored_table(
                 s, db_arg, table_name, catalog or first.catName, with_keys=True
@@ -95,6 +113,34 @@ class PartitionCalls(ServiceBase):
         except NotFound as e:
             raise t.InvalidObjectException(e.message) from None
         keys = [name for name, _ in key_types or ()]
+        target = partition_add.Target(db, table, table_row, keys)
+        added = self._add_to(s, target, parts, if_not_exists, context, alone=False)
+        # Kept only as read on the driver (the ORM's entities stay in their session), and
+        # when the add was its one statement (one that takes the general path would not be).
+        if (
+            key is not None
+            and added is not None
+            and added.below is not None
+            and isinstance(table, partition_rows.StoredTable)
+        ):
+            self.add_targets.put(key, target)
+        return added
+
+    def _add_to(
+        self,
+        s: Session,
+        target: partition_add.Target,
+        parts: Sequence[t.Partition],
+        if_not_exists: bool,
+        context: t.EnvironmentContext | None,
+        *,
+        alone: bool,
+    ) -> _Added | None:
+        """Add PARTS to the table of TARGET (see `_add_partitions`). ALONE, in a statement
+        that is a transaction of its own, which checks that the table still is as TARGET
+        says: None when it added nothing for that or because the partitions take the
+        general path (an existing partition is refused, as in the call's transaction)."""
+        db, table, table_row, keys = target
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
         base = table_row[partition_rows.LOCATION] if table_row is not None else None
@@ -151,7 +197,19 @@ class PartitionCalls(ServiceBase):
             candidates.append(
                 NewPartition(name, create_time, part.lastAccessTime or 0, values, params, storage)
             )
-        added = partition_add.add(s, table.TBL_ID, table_cd, candidates) if postgres else None
+        added = (
+            partition_add.add(
+                self.tx.alone if alone else functools.partial(driver_rows, s),
+                target,
+                candidates,
+                checked=alone,
+                all_or_none=not if_not_exists,
+            )
+            if postgres
+            else None
+        )
+        if alone and added is None:
+            return None
         if added is not None:  # added since the check (ifNotExists), or not checked
             _refuse_existing(set(added.existing), if_not_exists, db, table)
             existing |= set(added.existing)
@@ -159,7 +217,7 @@ class PartitionCalls(ServiceBase):
             _refuse_existing(set(partition_ids(s, table.TBL_ID, list(wanted))), False, db, table)
         new = [p for p in candidates if p.name not in existing]
         if added is not None:
-            if added.part_ids:
+            if added.part_ids and not alone:
                 versions.moved(s, table.TBL_ID)
             part_ids = added.part_ids
         else:
@@ -167,8 +225,18 @@ class PartitionCalls(ServiceBase):
         refresh_partition_statistics(s, part_ids)
         if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
             for p in new:
-                on_commit(s, functools.partial(self.warehouse.make_folder, p.storage.sd.LOCATION))
-        return _Added(db, table, part_ids, added.rows if added is not None else None)
+                make_folder = functools.partial(self.warehouse.make_folder, p.storage.sd.LOCATION)
+                if alone:  # committed already
+                    make_folder()
+                else:
+                    on_commit(s, make_folder)
+        return _Added(
+            db,
+            table,
+            part_ids,
+            added.rows if added is not None else None,
+            added.below if added is not None else None,
+        )
 
     @staticmethod
     def _insert_partitions(
@@ -209,7 +277,9 @@ class PartitionCalls(ServiceBase):
         if added is None:
             return []
         if added.rows is not None:
-            return self.answers.partitions_of_rows(s, added.db, added.table, added.rows)
+            return self.answers.partitions_of_rows(
+                s, added.db, added.table, added.rows, added.below
+            )
         return self.answers.partitions_by_ids(s, added.db, added.table, added.part_ids)
 
     @call(write=True)

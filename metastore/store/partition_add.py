@@ -19,9 +19,8 @@ next add that skips no partition runs the statement as a transaction of its own
 The statement then first checks that the table still is as kept; if another server, or
 this one, changed it since (renamed, moved, given other columns or keys, dropped and made
 again), it adds nothing and the caller looks the table up and adds in its transaction.
-A change that commits while the statement runs is ordered as it would be against a lookup
-made in the statement's transaction: the statement's upsert of the table's version waits
-for the change's.
+A change of the table that commits while the statement runs is one the statement did not
+see, as a change committed right after a lookup in the call's transaction would be.
 
 The ids of the serdes and descriptors it inserts are matched to their partitions by order:
 the rows are inserted in the order of the partitions, and the ids a sequence (or HMS's

@@ -15,7 +15,9 @@ the answer is built without reading them back.
 An add alone: once a server has added to a table this way, it keeps what it found of the
 table (its id, names, type, location, column list and keys: Target, in Targets), and its
 next add that skips no partition runs the statement as a transaction of its own
-(Transactions.alone): one round trip in all, no lookup of the table, no BEGIN, no COMMIT.
+(Transactions.alone): one round trip, no lookup of the table, no BEGIN, no COMMIT (now
+and then the check of whether the partitions are due to be analyzed follows, in a
+transaction of its own).
 The statement then first checks that the table still is as kept; if another server, or
 this one, changed it since (renamed, moved, given other columns or keys, dropped and made
 again), it adds nothing and the caller looks the table up and adds in its transaction.
@@ -215,9 +217,8 @@ SELECT p."PART_ID", p."CREATE_TIME", p."LAST_ACCESS_TIME", d."SD_ID", d."LOCATIO
   d."INPUT_FORMAT", d."OUTPUT_FORMAT", d."IS_COMPRESSED", d."NUM_BUCKETS",
   d."IS_STOREDASSUBDIRECTORIES", d."CD_ID", d."SERDE_ID", se."NAME", se."SLIB",
   se."DESCRIPTION", se."SERIALIZER_CLASS", se."DESERIALIZER_CLASS", se."SERDE_TYPE",
-  p."PART_NAME", (SELECT same FROM same_columns) AND (SELECT ok FROM target),
-  ARRAY(SELECT "PART_NAME" FROM existing),
-  (SELECT count(*) FROM bump)
+  p."PART_NAME", (SELECT same FROM same_columns), ARRAY(SELECT "PART_NAME" FROM existing),
+  (SELECT count(*) FROM bump), (SELECT ok FROM target)
 FROM (SELECT 1) one
 LEFT JOIN (
   parts p JOIN sds d ON d."SD_ID" = p."SD_ID" JOIN serdes se ON se."SERDE_ID" = d."SERDE_ID"
@@ -243,6 +244,10 @@ Targets = SeenTables[Target]
 takes its table from (see the module docstring)."""
 
 
+class TableChanged(Exception):
+    """The table of an add alone is no longer as its Target says: nothing was added."""
+
+
 Run = Callable[[TextClause, dict[str, Any]], list[Any]]
 """Runs a statement with its parameters and gives its rows: in the caller's transaction
 (metastore.store.driver.driver_rows), or as one of its own (Transactions.alone)."""
@@ -260,7 +265,8 @@ def add(
     ALL_OR_NONE, when some exist), in one statement run by RUN that moves the table's
     version too (the caller's transaction need not); None, with nothing added, where the
     general path must add them: a partition without a serde or with skewed values, a column
-    list that is not the table's, or, CHECKED, a table that no longer is as TARGET says."""
+    list that is not the table's. CHECKED, raises TableChanged, with nothing added, when the
+    table no longer is as TARGET says."""
     cd_id = target.storage[CD_ID] if target.storage is not None else None
     if cd_id is None or not partitions:
         return None
@@ -319,7 +325,9 @@ def add(
         for i in range(len(columns)):
             params[f"{prefix}_{i}"] = lists.array_text(r[i + 1] for r in rows)
     result = run(_statement(), params)
-    same, existing = result[0][ROW_FIELDS + 1], result[0][ROW_FIELDS + 2]
+    same, existing, target_ok = (result[0][ROW_FIELDS + i] for i in (1, 2, 4))
+    if not target_ok:
+        raise TableChanged(f"{target.database.NAME}.{table.TBL_NAME} changed since it was kept")
     if not same:
         return None
     by_name = {p.name: p for p in partitions}

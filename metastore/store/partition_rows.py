@@ -389,7 +389,8 @@ class Below:
         self.columns: dict[int, list[tuple[str, str | None, str | None]]] = {}
         """CD_ID -> (name, type, comment) of the columns, in order."""
         self.version: int | None = None
-        """The VERSION of table VERSION_OF (metastore.store.versions), when it has one."""
+        """The VERSION of the table `read` was asked for (its VERSION_OF; see
+        metastore.store.versions), when it has one."""
         self.skewed: dict[int, Skewed] = {}
         """SD_ID -> skewed information, for the descriptors that have some."""
 

@@ -221,9 +221,9 @@ class Transactions:
     def alone(self, statement: ClauseElement, params: Mapping[str, Any]) -> list[tuple[Any, ...]]:
         """The rows of one write STATEMENT (built once, as for `driver_rows`) with PARAMS, run
         on PostgreSQL as a transaction of its own (the driver's autocommit), on a pooled
-        connection's driver: for a change that is all of one statement and checked before it
-        (metastore.stats.one_statement), which then costs one round trip, without those of
-        BEGIN and COMMIT.
+        connection's driver: for a change that is all of one statement, checked before it or
+        by it (metastore.stats.one_statement, metastore.store.partition_add), which then
+        costs one round trip, without those of BEGIN and COMMIT.
 
         The statement is its own commit, so a connection lost while it ran leaves the change
         made or not: OutcomeUnknown, not tried again (as a commit's in `run`). A connection

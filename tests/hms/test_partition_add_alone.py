@@ -21,6 +21,8 @@ from metadata_builders import Client, database, fields, partition, storage, tabl
 from two_backends import Servers, two_servers
 
 from hive_metastore_thrift import ttypes as t
+from metastore.hms.handler import partitions as partition_calls
+from metastore.warehouse import WarehouseError
 
 pytestmark = pytest.mark.postgres
 
@@ -276,3 +278,46 @@ def test_concurrent_adds(servers: Servers, same: bool) -> None:
         assert _version(running.engine, db) >= before + ADDERS
     for part in added:
         assert part == client.get_partition(db, "t", part.values)
+
+
+def test_an_add_that_fits_the_keys_the_table_has_now_is_made(servers: Servers) -> None:
+    """The server kept the table with one key; it was made again with two: an add of two
+    values, which does not fit the keys kept, is checked against the table as it is."""
+    dbs = _new_table(servers)
+    for backend, (_, client) in servers.items():
+        db = dbs[backend]
+        client.add_partition(_part(db, ["before"]))
+        _recreate(("ds", "hr"))(client, db)
+        added = client.add_partition(_part(db, ["after", "0"]))
+        assert added == client.get_partition(db, "t", ["after", "0"]), backend
+        assert client.get_partition_names(db, "t", -1) == ["ds=after/hr=0"], backend
+
+
+def _failing(error: Exception) -> Any:
+    def fail(*_: Any, **__: Any) -> None:
+        raise error
+
+    return fail
+
+
+@pytest.mark.parametrize("what", ["the folder", "the check of the statistics"])
+def test_a_failure_after_the_add_committed_does_not_fail_the_call(
+    servers: Servers, what: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What follows an add made alone (its folder, the check of whether the partitions are
+    due to be analyzed) may fail: the partition is added, so the call answers it and the
+    failure is logged. (Had the call failed, a client's retry would be told that the
+    partition exists; an error the call's transaction runs again for would do the same.)"""
+    running, client = servers["postgresql"]
+    db = _new_table(servers)["postgresql"]
+    client.add_partition(_part(db, ["first"]))  # the server knows the table
+    if what == "the folder":
+        error: Exception = WarehouseError("cannot create the folder: Permission denied")
+        monkeypatch.setattr(running.handler.warehouse, "make_folder", _failing(error))
+    else:
+        error = sa.exc.IntegrityError("ANALYZE", {}, Exception("a race, run it again"))
+        monkeypatch.setattr(partition_calls, "refresh_partition_statistics", _failing(error))
+    added = client.add_partition(_part(db, ["second"]))
+    assert added == client.get_partition(db, "t", ["second"])
+    assert client.get_partition_names(db, "t", -1) == ["ds=first", "ds=second"]
+    assert str(error) in caplog.text

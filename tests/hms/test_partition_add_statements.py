@@ -1,8 +1,8 @@
 """Adding partitions: the table is read with its keys in one statement; whether the
 partitions have doubled since they were last analyzed (which then analyzes them again) is
 checked only when it may be, so that an add between two doublings spares that statement
-(three on SQLite); and the partitions added are read back only for the calls that answer
-with them."""
+(three on SQLite); and the partitions added are built into an answer (on PostgreSQL from
+what the add wrote, on SQLite read back) only for the calls that answer with them."""
 
 from __future__ import annotations
 
@@ -97,19 +97,19 @@ def test_the_check_runs_again_after_a_bounded_number_of_adds(
     assert spared == [18, 19, 21, 22, 24, 25, 27, 28, 30, 31], statements
 
 
-def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_them(
+def test_the_partitions_added_are_built_only_for_the_calls_that_answer_with_them(
     server: tuple[RunningServer, Client], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """add_partitions (a count) and add_partitions_req with needResult false answer without
-    the partitions, so they do not read them back; the calls that answer with them give
+    the partitions, so they do not build them; the calls that answer with them give
     them as stored."""
     running, client = server
     answers = running.handler.answers
-    read_back: list[int] = []
+    built: list[int] = []
     original = answers.partitions_of_rows  # every answer of partitions is built there
 
     def spied(s: Any, db: Any, table: Any, rows: Sequence[Any], *below: Any) -> list[t.Partition]:
-        read_back.append(len(rows))
+        built.append(len(rows))
         return original(s, db, table, rows, *below)
 
     monkeypatch.setattr(answers, "partitions_of_rows", spied)
@@ -120,10 +120,10 @@ def test_the_partitions_added_are_read_back_only_for_the_calls_that_answer_with_
 
     assert client.add_partitions_req(request(["a", "b", "c"], False)).partitions is None
     assert client.add_partitions([partition("adds", "t", [v]) for v in ["d", "e"]]) == 2
-    assert read_back == []
+    assert built == []
     added = client.add_partitions_req(request(["f", "g"], True)).partitions
     one = client.add_partition(partition("adds", "t", ["h"]))
-    assert read_back == [2, 1]
+    assert built == [2, 1]
     assert added == client.get_partitions_by_names("adds", "t", ["ds=f", "ds=g"])
     assert one == client.get_partition("adds", "t", ["h"])
     assert client.get_partition_names("adds", "t", -1) == [f"ds={v}" for v in "abcdefgh"]

@@ -9,6 +9,7 @@ As in HMS, the folder of an added partition is created when missing.
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -35,6 +36,8 @@ from metastore.store.partitions import partition_ids, refresh_partition_statisti
 from metastore.store.seen_tables import table_key
 from metastore.store.storage import insert_storages
 from metastore.store.transactions import on_commit
+
+log = logging.getLogger(__name__)
 
 Selected = tuple[
     m.Database | partition_rows.StoredDatabase,
@@ -102,10 +105,13 @@ class PartitionCalls(ServiceBase):
         key = table_key(db_arg, table_name, catalog or first.catName)
         alone = postgres and not if_not_exists and all(p.sd is not None for p in parts)
         if alone and key is not None and (seen := self.add_targets.get(key)) is not None:
-            added = self._add_to(s, seen, parts, False, context, alone=True)
+            try:
+                added = self._add_to(s, seen, parts, False, context, alone=True)
+            except partition_add.TableChanged:
+                self.add_targets.forget(key)
+                added = None
             if added is not None:
                 return added
-            self.add_targets.forget(key)
         try:
             db, table, table_row, _, key_types = lookup.stored_table(
                 s, db_arg, table_name, catalog or first.catName, with_keys=True
@@ -138,8 +144,11 @@ class PartitionCalls(ServiceBase):
     ) -> _Added | None:
         """Add PARTS to the table of TARGET (see `_add_partitions`). ALONE, in a statement
         that is a transaction of its own, which checks that the table still is as TARGET
-        says: None when it added nothing for that or because the partitions take the
-        general path (an existing partition is refused, as in the call's transaction)."""
+        says (partition_add.TableChanged when not): None when it added nothing because the
+        partitions take the general path or do not fit TARGET's keys (the table's, looked
+        up, say whether they fit); an existing partition is refused, as in the call's
+        transaction. What follows its commit (the partitions' folders, the check of their
+        statistics: `_after_alone`) cannot fail the call."""
         db, table, table_row, keys = target
         if not keys:
             raise t.InvalidObjectException(f"table {db.NAME}.{table.TBL_NAME} is not partitioned")
@@ -156,6 +165,8 @@ class PartitionCalls(ServiceBase):
                 )
             values = list(part.values or [])
             if len(values) != len(keys) or any(v is None or v == "" for v in values):
+                if alone:
+                    return None
                 raise t.InvalidObjectException(
                     f"partition values {values} do not match the keys ({', '.join(keys)}) of "
                     f"{db.NAME}.{table.TBL_NAME}: one non-empty value per key is needed"
@@ -217,19 +228,20 @@ class PartitionCalls(ServiceBase):
             _refuse_existing(set(partition_ids(s, table.TBL_ID, list(wanted))), False, db, table)
         new = [p for p in candidates if p.name not in existing]
         if added is not None:
-            if added.part_ids and not alone:
+            if added.part_ids:
                 versions.moved(s, table.TBL_ID)
             part_ids = added.part_ids
         else:
             part_ids = self._insert_partitions(s, table.TBL_ID, table_cd, new) if new else []
-        refresh_partition_statistics(s, part_ids)
-        if table.TBL_TYPE != table_structs.VIRTUAL_VIEW:
-            for p in new:
-                make_folder = functools.partial(self.warehouse.make_folder, p.storage.sd.LOCATION)
-                if alone:  # committed already
-                    make_folder()
-                else:
-                    on_commit(s, make_folder)
+        folders = [p.storage.sd.LOCATION for p in new]
+        if table.TBL_TYPE == table_structs.VIRTUAL_VIEW:
+            folders = []
+        if alone:
+            self._after_alone(folders, part_ids)
+        else:
+            refresh_partition_statistics(s, part_ids)
+            for folder in folders:
+                on_commit(s, functools.partial(self.warehouse.make_folder, folder))
         return _Added(
             db,
             table,
@@ -237,6 +249,25 @@ class PartitionCalls(ServiceBase):
             added.rows if added is not None else None,
             added.below if added is not None else None,
         )
+
+    def _after_alone(self, folders: Sequence[str | None], part_ids: list[int]) -> None:
+        """After an add alone committed: make the partitions' FOLDERS, then check whether
+        the partitions are due to be analyzed (refresh_partition_statistics) in a
+        transaction of its own. Their failures are logged, not raised: the add is made,
+        and a call that failed (or was run again by Transactions.run) would say otherwise."""
+        for folder in folders:
+            try:
+                self.warehouse.make_folder(folder)
+            except Exception:
+                log.exception("the folder %s of a partition added was not made", folder)
+        try:
+            self.tx.run(
+                functools.partial(refresh_partition_statistics, added=part_ids),
+                name="the check of the partitions' statistics",
+                write=True,
+            )
+        except Exception:
+            log.exception("the check of the partitions' statistics after an add failed")
 
     @staticmethod
     def _insert_partitions(

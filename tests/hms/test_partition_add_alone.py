@@ -9,14 +9,13 @@ same."""
 from __future__ import annotations
 
 import os
-import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from conftest import connect
+from at_once import at_once
 from metadata_builders import Client, database, fields, partition, storage, table
 from two_backends import Servers, two_servers
 
@@ -248,30 +247,18 @@ def test_concurrent_adds(servers: Servers, same: bool) -> None:
     db = _new_table(servers)["postgresql"]
     client.add_partition(_part(db, ["first"]))  # the server knows the table
     before = _version(running.engine, db)
-    clients = [connect(running.port) for _ in range(ADDERS)]
-    barrier = threading.Barrier(ADDERS)
-    outcomes: list[Any] = [None] * ADDERS
 
-    def add(n: int, adder: Client) -> None:
-        barrier.wait()
-        value = "same" if same else str(n)
-        outcomes[n] = _outcome(adder.add_partition, _part(db, [value]))
+    def add(n: int, adder: Client) -> t.Partition:
+        added: t.Partition = adder.add_partition(_part(db, ["same" if same else str(n)]))
+        return added
 
-    threads = [
-        threading.Thread(target=add, args=(n, adder)) for n, (adder, _) in enumerate(clients)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    for _, transport in clients:
-        transport.close()
+    outcomes = at_once(running.port, ADDERS, add)
     added = [o for o in outcomes if isinstance(o, t.Partition)]
     refused = [o for o in outcomes if not isinstance(o, t.Partition)]
     names = client.get_partition_names(db, "t", -1)
     if same:
         assert len(added) == 1 and names == ["ds=first", "ds=same"], outcomes
-        assert {o[0] for o in refused} == {"AlreadyExistsException"}, refused
+        assert {type(o).__name__ for o in refused} == {"AlreadyExistsException"}, refused
         assert _version(running.engine, db) >= before + 1
     else:
         assert refused == [] and len(names) == ADDERS + 1, outcomes

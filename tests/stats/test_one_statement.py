@@ -6,7 +6,6 @@ and concurrent writers of one key leave one row with every write's version moved
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -14,7 +13,7 @@ from typing import Any, NamedTuple
 import pytest
 import sqlalchemy as sa
 import stats_builders as sb
-from conftest import connect
+from at_once import at_once
 from core_builders import statement_count
 from driver_trace import DriverStatements
 from metadata_builders import Client, make_partitioned, table
@@ -313,17 +312,11 @@ def test_the_errors_are_those_of_the_general_path(servers: Servers, case: str, c
 WRITERS = 32
 
 
-def _write_one(
-    db: str, n: int, writer: Client, barrier: threading.Barrier, errors: list[BaseException]
-) -> None:
-    """Writer N's statistics of column id of partition ds=1, once all writers are ready."""
+def _write_one(db: str, n: int, writer: Client) -> bool:
+    """Writer N's statistics of column id of partition ds=1."""
     desc = t.ColumnStatisticsDesc(False, db, "t", partName="ds=1")
     stats = t.ColumnStatistics(desc, [_long("id", n, n + 10)])
-    barrier.wait()
-    try:
-        assert writer.update_partition_column_statistics(stats)
-    except BaseException as e:  # reported by the test
-        errors.append(e)
+    return bool(writer.update_partition_column_statistics(stats))
 
 
 def test_concurrent_writers_of_one_key_leave_one_row_and_move_the_versions(
@@ -336,20 +329,8 @@ def test_concurrent_writers_of_one_key_leave_one_row_and_move_the_versions(
     for backend, (running, client) in servers.items():
         make_partitioned(client, db, "t", ["1"])
         before = _versions(running.engine, db)
-        clients = [connect(running.port) for _ in range(WRITERS)]
-        barrier = threading.Barrier(WRITERS)
-        errors: list[BaseException] = []
-
-        threads = [
-            threading.Thread(target=_write_one, args=(db, n, writer, barrier, errors))
-            for n, (writer, _) in enumerate(clients)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        for _, transport in clients:
-            transport.close()
+        outcomes = at_once(running.port, WRITERS, lambda n, writer: _write_one(db, n, writer))
+        errors = [o for o in outcomes if o is not True]
         assert errors == [], (backend, errors)
         with running.engine.connect() as conn:
             rows = conn.execute(

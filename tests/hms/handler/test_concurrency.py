@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from conftest import connect
+from at_once import at_once
 from metadata_builders import database, make_partitioned, partition, table
 
 from hive_metastore_thrift import ThriftHiveMetastore
@@ -22,26 +21,8 @@ RACERS = 6  # with the `client` fixture's, fewer connections than the test serve
 
 def race(server: Any, call: Callable[..., object]) -> list[Exception | None]:
     """CALL made by RACERS clients at the same moment; what each got (None for success)."""
-    n = RACERS
-    connections = [connect(server.port) for _ in range(n)]
-    results: list[Exception | None] = [None] * n
-    barrier = threading.Barrier(n)
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            call(connections[i][0])
-        except Exception as e:
-            results[i] = e
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    for _, transport in connections:
-        transport.close()
-    return results
+    outcomes = at_once(server.port, RACERS, lambda _, client: call(client))
+    return [o if isinstance(o, Exception) else None for o in outcomes]
 
 
 def outcome(results: list[Exception | None]) -> list[str]:

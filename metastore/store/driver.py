@@ -66,8 +66,8 @@ def cursor(driver_connection: Any, dialect: Dialect) -> Any:
     psycopg 3's is a RawCursor, which sends the SQL as it is, with PostgreSQL's own
     numbered parameters ($1): its default cursor rewrites the SQL's named parameters at
     every run, from a cache that leaves out statements over 4,096 characters or 50
-    parameters. The add of partitions (metastore.store.partition_add) is one of those, and
-    the rewrite cost 0.5 ms of its 3.2 ms on the server."""
+    parameters. The add of partitions (metastore.store.partition_add) is one of those: its
+    rewrite took 0.23 ms at every add (p50, timed alone), its statement 1.2 ms."""
     if dialect.driver == "psycopg":
         return psycopg.RawCursor(driver_connection)
     return driver_connection.cursor()

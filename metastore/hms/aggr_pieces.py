@@ -10,13 +10,12 @@ partitions' rows (the one read again, the others kept), and the answer from the 
 summaries: exactly the merge of every partition's rows (tested against a server without a
 cache).
 
-Which partitions changed is told by one statement besides the table's version, outside a
-transaction, as the read of the whole answer took one before partition versions
-(metastore.hms.held; `since_answer`): the rows of the partitions changed since the
-partitions of the request as last read. When nothing is held (or it was evicted) or the
-table changed otherwise than in some of its partitions, the call goes as any call: one
-statement reads every partition's rows with their versions, as the whole read does
-(`answer`), and its runs are held.
+Which partitions changed is told by the one statement of the read, outside a transaction
+(metastore.hms.held; `since_answer`): the table's versions with the rows of the partitions
+changed since the partitions of the request were last read. When nothing is held (or it
+was evicted) or the table changed otherwise than in some of its partitions, the call goes
+as any call: one statement reads every partition's rows with their versions, as the whole
+read does (`answer`), and its runs are held.
 """
 
 from __future__ import annotations
@@ -31,11 +30,12 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import held as holding
-from metastore.hms.cache import AnswerCache
+from metastore.hms.cache import AnswerCache, Versions
 from metastore.hms.held import Held
 from metastore.stats import reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
 from metastore.store.transactions import Transactions
+from metastore.store.versions import TableName
 
 CALL = "get_aggr_stats_for"
 HELD = f"{CALL} (the partitions held)"
@@ -108,33 +108,38 @@ def answer(
 
 def since_answer(
     tx: Transactions,
+    table: TableName,
     target: reads.StatsTarget,
     cache: AnswerCache,
     variant: str,
     stats_obj: Callable[[Any], Any],
     merge_histograms: bool,
-) -> holding.Answer | None:
-    """The answer of TARGET rebuilt from the runs CACHE holds of it and the rows of the
-    partitions changed since they were last read, in one statement (metastore.hms.held);
-    None when nothing is held of TARGET or what changed cannot be told from it."""
+) -> tuple[Versions, holding.Answer | None] | None:
+    """The versions of TABLE (TARGET's) and the answer of TARGET rebuilt from the runs
+    CACHE holds of it and the rows of the partitions changed since they were last read, in
+    one statement (metastore.hms.held.changes: None when nothing is held of TARGET, no
+    answer when what changed cannot be told from it)."""
     if not target.columns or not target.partitions:
         return None
     key = holding.key(HELD, holding.shape(variant, target), target)
-    since = holding.changes(tx, cache, key, target, with_row_counts=True)
-    if since is None:
+    read = holding.changes(tx, cache, key, table, target, with_row_counts=True)
+    if read is None:
         return None
+    found, since = read
+    if since is None:
+        return found, None
 
     def rebuilt() -> bytes:
-        names = {part_id: name for name, part_id, _ in since.held.partitions}
+        partitions, positions = since.held.partitions, since.held.positions
         fresh = {
-            part_id: _partition_rows(names[part_id], rows, holding.STATS_AT)
+            part_id: _partition_rows(partitions[positions[part_id]][0], rows, holding.STATS_AT)
             for part_id, rows in since.changed.items()
         }
         kept = _with_runs(since.held, fresh, len(target.columns))
         cache.store_object(since.key, {}, kept, kept.size())
         return _merged(kept, target, merge_histograms, stats_obj)
 
-    return holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
+    return found, holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
 
 
 def _with_runs(held: Held, fresh: dict[int, Rows], asked: int) -> Held:

@@ -10,12 +10,12 @@ statistics, an alter) gives it a version above every version before
 the table moves its PARTS_VERSION, and then, as when nothing is held, the partitions'
 versions are read again.
 
-A call reads its table's version first (metastore.hms.cache), and serves the whole answer
-when that has not moved: a statement of one row by key, cheaper than this one even when it
-finds nothing changed. When the version moved and something is held, this statement is the
-only other one (metastore.hms.processor): it runs outside any transaction, as that read of
-versions does (Transactions.query), and the answer rebuilt from it is kept under the
-table's version it read.
+A call reads its table's version first (metastore.hms.cache) and serves the whole answer
+when that has not moved. When something is held of its request, this statement is that
+read too (metastore.hms.processor): it finds the table by name and reads its versions with
+the rows changed since, so that a read after a write takes one statement, as a read of an
+unchanged table does. It runs outside any transaction (Transactions.query), and the answer
+rebuilt from it is kept under the table's version it read.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from metastore.stats.rows import COLUMN_NAME
 from metastore.store.transactions import Transactions
 from metastore.store.versions import TableName
 
-STATS_AT = 5
-"""Where the statistics columns begin in a row of `_since` (after the table's versions, the
-partition's id and its version)."""
+STATS_AT = 6
+"""Where the statistics columns begin in a row of `_since` (after the table's id and
+versions, the partition's id and its version)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,6 +53,14 @@ class Held:
     partitions: tuple[tuple[str, int, int], ...]
     parts: tuple[Any, ...] = ()
     parts_size: int = 0
+    positions: dict[int, int] = dataclasses.field(default_factory=dict, compare=False)
+    """Each partition's place in PARTITIONS, by PART_ID (the same in every Held brought
+    from this one: its partitions keep their order)."""
+
+    def __post_init__(self) -> None:
+        if not self.positions:
+            places = {part_id: at for at, (_, part_id, _) in enumerate(self.partitions)}
+            object.__setattr__(self, "positions", places)
 
     def size(self) -> int:
         """About the bytes it takes in the cache."""
@@ -110,29 +118,22 @@ def changes(
     tx: Transactions,
     cache: AnswerCache,
     key: Key,
+    table: TableName,
     target: reads.StatsTarget,
     *,
     with_row_counts: bool,
-) -> Since | None:
-    """What changed in the partitions of TARGET since they were last read, from what CACHE
-    holds of them under KEY; None when nothing is held or `_since` cannot tell."""
+) -> tuple[Versions, Since | None] | None:
+    """The versions of TABLE (the table of TARGET, as the cache names it: those the call's
+    answer is kept under) and what changed in the partitions of TARGET since they were last
+    read, from what CACHE holds of them under KEY, in one statement outside a transaction:
+    None when nothing is held (the call reads the versions itself); no versions when there
+    is no such table, and no Since when `_since` cannot tell what changed."""
     held = cache.lookup_object(key, {})
     if not isinstance(held, Held):
         return None
-    found = _since(tx, target, held, with_row_counts=with_row_counts)
-    return None if found is None else Since(key, *found)
-
-
-def _since(
-    tx: Transactions, target: reads.StatsTarget, held: Held, *, with_row_counts: bool
-) -> tuple[Held, dict[int, list[tuple[Any, ...]]]] | None:
-    """HELD brought to its table's current version, and the rows of its partitions that
-    changed since (their statistics from STATS_AT, and NUM_ROWS WITH_ROW_COUNTS; a row
-    whose COLUMN_NAME is None for a partition without them), in one statement outside a
-    transaction; None when the partitions' versions no longer tell what changed (the table
-    changed otherwise than in some of its partitions, by another writer, or is gone)."""
     rows = queries.partition_stats_changed_since(
         tx,
+        table,
         held.tbl_id,
         held.version,
         target.columns,
@@ -140,18 +141,40 @@ def _since(
         with_row_counts=with_row_counts,
     )
     if not rows:
+        return {}, None
+    tbl_id, version = rows[0][:2]
+    found = _since(held, rows)
+    return {table: (tbl_id, version)}, None if found is None else Since(key, *found)
+
+
+def _since(
+    held: Held, rows: list[tuple[Any, ...]]
+) -> tuple[Held, dict[int, list[tuple[Any, ...]]]] | None:
+    """HELD brought to its table's current version, and the rows of its partitions that
+    changed since, from the ROWS of queries.partition_stats_changed_since (their
+    statistics from STATS_AT, and NUM_ROWS when asked; a row whose COLUMN_NAME is None for
+    a partition without them); None when the partitions' versions no longer tell what
+    changed (the table changed otherwise than in some of its partitions, by another writer,
+    or is another table)."""
+    tbl_id, version, parts_version, seen = rows[0][:4]
+    if (
+        tbl_id != held.tbl_id
+        or version is None
+        or seen != version
+        or (parts_version or 0) != held.parts_version
+    ):
         return None
-    version, parts_version, seen = rows[0][:3]
-    if version is None or seen != version or (parts_version or 0) != held.parts_version:
-        return None
-    versions = {part_id: v for _, part_id, v in held.partitions}
+    positions = held.positions
+    partitions = list(held.partitions)
     changed: dict[int, list[tuple[Any, ...]]] = {}
     for row in rows:
-        if row[3] in versions:
-            changed.setdefault(row[3], []).append(row)
-            versions[row[3]] = row[4]
-    partitions = tuple((name, part_id, versions[part_id]) for name, part_id, _ in held.partitions)
-    return dataclasses.replace(held, version=version, partitions=partitions), changed
+        at = positions.get(row[4])
+        if at is None:  # no partition changed, or not one of the request's
+            continue
+        changed.setdefault(row[4], []).append(row)
+        name, part_id, _ = partitions[at]
+        partitions[at] = (name, part_id, row[5])
+    return dataclasses.replace(held, version=version, partitions=tuple(partitions)), changed
 
 
 READ_AT = 7

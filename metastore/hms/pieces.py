@@ -9,10 +9,10 @@ its ColumnStatisticsObj), so that an answer re-reads and re-encodes only the par
 whose versions moved (metastore.store.versions: a partition's version moves with every
 write of its statistics and alter of it), and copies the others' bytes.
 
-After a write, a read takes one statement besides the table's version, as the read of the
-whole answer took one before partition versions: one statement, outside a transaction,
-reads the rows of the partitions of the request changed since they were last read
-(`since_answer`). When nothing is held (or it was evicted) or the table changed otherwise
+After a write, a read takes one statement, outside a transaction: the table's versions with
+the rows of the partitions of the request changed since they were last read
+(metastore.hms.held; `since_answer`), where a read of the whole answer took one besides the
+table's version. When nothing is held (or it was evicted) or the table changed otherwise
 than in some of its partitions (its PARTS_VERSION moved), the call goes as any call: one
 statement reads every partition's rows with their versions, as the whole read does, and
 their parts are held (`answer`). Parts are held with the versions read with their rows, in
@@ -33,12 +33,13 @@ from sqlalchemy.orm import Session
 from thrift.Thrift import TType
 
 from metastore.hms import held as holding
-from metastore.hms.cache import AnswerCache
+from metastore.hms.cache import AnswerCache, Versions
 from metastore.hms.held import Held
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.stats import reads
 from metastore.stats.rows import COLUMN_NAME
 from metastore.store.transactions import Transactions
+from metastore.store.versions import TableName
 
 CALL = "get_partitions_statistics_req"
 HELD = f"{CALL} (the partitions held)"
@@ -81,46 +82,51 @@ def answer(
 
 def since_answer(
     tx: Transactions,
+    table: TableName,
     target: reads.StatsTarget,
     cache: AnswerCache,
     variant: str,
     encoder: StatsEncoder,
-) -> holding.Answer | None:
-    """The answer of TARGET rebuilt from the parts CACHE holds of it and the rows of the
-    partitions changed since they were last read, in one statement (metastore.hms.held);
-    None when nothing is held of TARGET or what changed cannot be told from it."""
+) -> tuple[Versions, holding.Answer | None] | None:
+    """The versions of TABLE (TARGET's) and the answer of TARGET rebuilt from the parts
+    CACHE holds of it and the rows of the partitions changed since they were last read, in
+    one statement (metastore.hms.held.changes: None when nothing is held of TARGET, no
+    answer when what changed cannot be told from it)."""
     if not target.columns or not target.partitions:
         return None
     shape = holding.shape(variant, target)
-    since = holding.changes(
-        tx, cache, holding.key(HELD, shape, target), target, with_row_counts=False
+    read = holding.changes(
+        tx, cache, holding.key(HELD, shape, target), table, target, with_row_counts=False
     )
-    if since is None:
+    if read is None:
         return None
+    found, since = read
+    if since is None:
+        return found, None
 
     def rebuilt() -> bytes:
         body, kept = _assembled(since.held, since.changed, holding.STATS_AT, encoder)
         cache.store_object(since.key, {}, kept, kept.size())
         return body
 
-    return holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
+    return found, holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
 
 
 def _assembled(
-    held: Held, changed: dict[int, list[tuple[Any, ...]]], at: int, encoder: StatsEncoder
+    held: Held, changed: dict[int, list[tuple[Any, ...]]], start: int, encoder: StatsEncoder
 ) -> tuple[bytes, Held]:
     """The answer of the partitions HELD, and HELD with its entries: those HELD keeps (of
     its partitions before the change), but for the partitions whose rows CHANGED (read now,
-    their statistics from AT). Every partition's rows are in CHANGED when HELD keeps no
+    their statistics from START). Every partition's rows are in CHANGED when HELD keeps no
     entries."""
     entries: list[bytes] = list(held.parts) or [b""] * len(held.partitions)
-    for position, (name, part_id, _) in enumerate(held.partitions):
-        rows = changed.get(part_id)
-        if rows is None:
-            continue
-        objs = [encoder.obj(row[at:]) for row in rows if row[at + COLUMN_NAME] is not None]
-        entries[position] = partition_entry(name, objs) if objs else b""
+    size = held.parts_size
+    name_at = start + COLUMN_NAME
+    for part_id, rows in changed.items():
+        at = held.positions[part_id]
+        objs = [encoder.obj(row[start:]) for row in rows if row[name_at] is not None]
+        entry = partition_entry(held.partitions[at][0], objs) if objs else b""
+        size += len(entry) - len(entries[at])
+        entries[at] = entry
     kept = tuple(entries)
-    return partitions_map(kept), dataclasses.replace(
-        held, parts=kept, parts_size=sum(map(len, kept))
-    )
+    return partitions_map(kept), dataclasses.replace(held, parts=kept, parts_size=size)

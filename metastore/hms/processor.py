@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy.exc import SQLAlchemyError
 from thrift.protocol.TProtocol import TProtocolBase, TProtocolFactory
@@ -18,18 +18,20 @@ from thrift.transport.TTransport import TMemoryBuffer, TTransportException
 from hive_metastore_thrift import ThriftHiveMetastore
 from metastore.access import Right, current_connection
 from metastore.errors import MetastoreError
-from metastore.hms import aggr_pieces, cache, partition_pieces, pieces
+from metastore.hms import aggr_pieces, cache, held, partition_pieces, pieces
 from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.names import InvalidNameError
 from metastore.store import versions
-from metastore.store.versions import TableName
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _SINCE_CALLS = frozenset({pieces.CALL, aggr_pieces.CALL})
-"""The calls rebuilt, when the table moved and the cache holds their partitions as last
-read, from what changed since (metastore.hms.held)."""
+"""The calls whose table's versions are read with what changed in their partitions since
+they were last read, when the cache holds them, and which are rebuilt from it when the table
+moved (metastore.hms.held)."""
 
 # The calls of Hive's ACID tables; colstats serves non-transactional tables only (and the
 # locks without a transaction that Iceberg's Hive catalog takes: metastore.hms.handler.locks).
@@ -119,8 +121,9 @@ class Processor(ThriftHiveMetastore.Processor):
         self, name: str, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase
     ) -> None:
         """Call NAME served from the cache when its stored answer was read at the versions
-        its tables have now, else rebuilt from what changed (`_answered_since`) or as any
-        call, its answer stored (metastore.hms.cache)."""
+        its tables have now, else rebuilt from what changed since the parts of it held
+        (metastore.hms.held: the versions are read with what changed, in one statement) or
+        as any call, its answer stored (metastore.hms.cache)."""
         kept = self._cache
         assert kept is not None
         data: bytes = iprot.trans.getvalue()
@@ -136,24 +139,37 @@ class Processor(ThriftHiveMetastore.Processor):
         ):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
-        try:
-            found = versions.read(handler.tx, tables)
-        except Exception as e:  # the call itself reports what is wrong with the database
-            log.debug("%s: the versions of its tables cannot be read: %s", name, e)
-            self._send(oprot, cache.replay(self, data, self._protocols))
-            return
+        found: cache.Versions | None = None
+        rebuilt: held.Answer | None = None
+        if name in _SINCE_CALLS:  # the versions read with what changed since, if held
+            since = self._guarded(
+                name,
+                lambda: handler.answer_since(
+                    name, tables[0], arguments.request, kept, self._variant
+                ),
+            )
+            if since is not None:
+                found, rebuilt = since
+        if found is None:
+            try:
+                found = versions.read(handler.tx, tables)
+            except Exception as e:  # the call itself reports what is wrong with the database
+                log.debug("%s: the versions of its tables cannot be read: %s", name, e)
+                self._send(oprot, cache.replay(self, data, self._protocols))
+                return
         known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
         body = kept.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
             self._send_body(oprot, name, seqid, body)
             return
-        if (
-            name in _SINCE_CALLS
-            and known
-            and self._answered_since(name, seqid, key, tables[0], found, arguments, oprot)
-        ):
-            return
+        if rebuilt is not None and known:
+            encoded = self._guarded(name, rebuilt.rebuilt)
+            if encoded is not None:
+                body = pieces.SUCCESS + encoded + pieces.STOP
+                kept.store(key, found, body)
+                self._send_body(oprot, name, seqid, body)
+                return
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
             reply = self._encoded_reply(
                 name,
@@ -168,48 +184,20 @@ class Processor(ThriftHiveMetastore.Processor):
             kept.store(key, found, body)
         self._send(oprot, reply)
 
-    def _answered_since(
-        self,
-        name: str,
-        seqid: int,
-        key: cache.Key,
-        table: TableName,
-        found: cache.Versions,
-        arguments: Any,
-        oprot: TProtocolBase,
-    ) -> bool:
-        """Answer call NAME (one of _SINCE_CALLS) on TABLE, whose whole answer the cache
-        does not keep at the table's version (FOUND, read first), from the parts of its
-        answer held with the request and the rows changed since its partitions were last
-        read, in one statement outside a transaction (metastore.hms.held); the answer is
-        kept under KEY at the version that statement read, of the same table, no older than
-        FOUND. False, having sent nothing, when nothing is held of the request, what changed
-        cannot be told or anything fails: the call then goes as any call, and reports its
-        own errors (a failure other than the database's or the request's is logged as a
-        warning: a bug here would otherwise only cost a statement more per call)."""
-        handler: Handler = self._handler
-        kept = self._cache
-        assert kept is not None
+    @staticmethod
+    def _guarded(name: str, work: Callable[[], T]) -> T | None:
+        """WORK, a step of rebuilding call NAME's answer from what changed since the parts
+        of it held (one of _SINCE_CALLS: metastore.hms.held), or None when it fails: the
+        call then goes as any call, and reports its own errors. A failure other than the
+        database's or the request's is logged as a warning: a bug here would otherwise only
+        cost a statement or two more per call."""
         try:
-            answer = handler.answer_since(name, arguments.request, kept, self._variant)
-            if answer is None:
-                return False
-            encoded = answer.rebuilt()
+            return work()
         except (SQLAlchemyError, MetastoreError, InvalidNameError) as e:
             log.debug("%s: not rebuilt from what changed: %s", name, e)
-            return False
         except Exception:
             log.warning("%s: not rebuilt from what changed; answered whole", name, exc_info=True)
-            return False
-        tbl_id, version = found[table]
-        if answer.tbl_id != tbl_id:
-            return False
-        if version is None or answer.version < version:
-            return False
-        body = pieces.SUCCESS + encoded + pieces.STOP
-        kept.store(key, {table: (answer.tbl_id, answer.version)}, body)
-        self._send_body(oprot, name, seqid, body)
-        return True
+        return None
 
     def _table_statistics(self, seqid: int, iprot: TProtocolBase, oprot: TProtocolBase) -> None:
         """get_table_statistics_req encoded from the rows (metastore.hms.stats_wire)."""

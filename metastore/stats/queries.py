@@ -355,6 +355,7 @@ def _stats_rows_query(level: StatsLevel, dialect: str, by_column: bool) -> Selec
 
 def partition_stats_changed_since(
     tx: Transactions,
+    table: tuple[str, str, str],
     tbl_id: int,
     since: int,
     columns: Sequence[str],
@@ -362,23 +363,33 @@ def partition_stats_changed_since(
     *,
     with_row_counts: bool = False,
 ) -> list[tuple[Any, ...]]:
-    """What changed in table TBL_ID's partitions (their statistics, or an alter) since its
-    version SINCE, in one statement outside a transaction (Transactions.query): the table's
-    VERSION, PARTS_VERSION and SEEN_VERSION (metastore.store.versions), then the PART_ID and
-    version of a partition whose version is above SINCE, its STATS_COLUMNS of COLUMNS for
-    ENGINE and, with WITH_ROW_COUNTS, its numRows parameter; ordered by partition id and
-    column name. A changed partition without such rows has one row whose COLUMN_NAME is
-    None; the table's versions alone (the rest None) when no partition changed; no row when
-    the table has no versions (or is gone)."""
+    """The versions of TABLE (catalog, database, name, as stored) and what changed in its
+    partitions (their statistics, or an alter) since its version SINCE when it is the
+    table TBL_ID, in one statement outside a transaction (Transactions.query): the table's
+    TBL_ID, VERSION, PARTS_VERSION and SEEN_VERSION (metastore.store.versions; None for a
+    table without versions), then the PART_ID and version of a partition whose version is
+    above SINCE, its STATS_COLUMNS of COLUMNS for ENGINE and, with WITH_ROW_COUNTS, its
+    numRows parameter; ordered by partition id and column name. A changed partition without
+    such rows has one row whose COLUMN_NAME is None; the table's versions alone (the rest
+    None) when no partition changed or the table is no longer TBL_ID; no row when there is
+    no such table.
+
+    The table is found by name, as the call's read of its version finds it
+    (metastore.store.versions.read), so that this one statement is that read too: a read
+    after a write takes no other."""
+    catalog, db, name = table
     dialect = tx.engine.dialect.name
     params = {
+        "catalog": catalog,
+        "db": db,
+        "table": name,
         "tbl": tbl_id,
         "since": since,
         "engine": engine,
         "columns": lists.values(dialect, columns),
     }
     query = _changed_since_query(dialect, with_row_counts)
-    return [_with_bytes(row, start=5) for row in tx.query(query, params)]
+    return [_with_bytes(row, start=6) for row in tx.query(query, params)]
 
 
 @functools.cache
@@ -389,19 +400,34 @@ def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
     once for every call (metastore.store.transactions) cannot tell that few partitions
     changed, and hashed every statistics row of the database instead of finding those of
     the changed partitions by index (4 ms for a table of 200 partitions x 20 columns). The
-    partitions are not looked at when the table's version is not above SINCE (on
-    PostgreSQL a one-time filter of the subquery; on SQLite the table's row comes first)."""
+    partitions are not looked at when the table's version is not above SINCE or the table
+    is not TBL_ID (on PostgreSQL a one-time filter of the subquery; on SQLite the table's
+    row comes first)."""
     stats, p = m.PartitionColumnStats.__table__, m.Partition.__table__
     c, params = stats.c, m.PartitionParam.__table__.c
     pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__
+    t, d = m.Table.__table__, m.Database.__table__
     of_columns = lists.any_of(dialect, "columns", text=True)(c.COLUMN_NAME)
+    by_name = (
+        d.c.CTLG_NAME == bindparam("catalog"),
+        d.c.NAME == bindparam("db"),
+        t.c.TBL_NAME == bindparam("table"),
+    )
+    versions = (t.c.TBL_ID, tv.c.VERSION, tv.c.PARTS_VERSION, tv.c.SEEN_VERSION)
+    table = (
+        select(*versions)
+        .select_from(t)
+        .join(d, d.c.DB_ID == t.c.DB_ID)
+        .outerjoin(tv, tv.c.TBL_ID == t.c.TBL_ID)
+    )
     if dialect == "postgresql":
         changed: Any = (
             select(p.c.PART_ID, pv.c.VERSION.label("PART_VERSION"))
             .join(pv, pv.c.PART_ID == p.c.PART_ID)
             .where(
                 tv.c.VERSION > bindparam("since"),
-                p.c.TBL_ID == tv.c.TBL_ID,
+                t.c.TBL_ID == bindparam("tbl"),
+                p.c.TBL_ID == t.c.TBL_ID,
                 pv.c.VERSION > bindparam("since"),
             )
             .offset(0)
@@ -424,18 +450,10 @@ def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
             .lateral("counts")
         )
         query = (
-            select(
-                tv.c.VERSION,
-                tv.c.PARTS_VERSION,
-                tv.c.SEEN_VERSION,
-                changed.c.PART_ID,
-                changed.c.PART_VERSION,
-                *rows.c,
-            )
-            .select_from(tv)
+            table.add_columns(changed.c.PART_ID, changed.c.PART_VERSION, *rows.c)
             .outerjoin(changed, true())
             .outerjoin(rows, true())
-            .where(tv.c.TBL_ID == bindparam("tbl"))
+            .where(*by_name)
             .order_by(changed.c.PART_ID, rows.c.COLUMN_NAME)
         )
         return (
@@ -462,10 +480,9 @@ def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
         changed = _with_row_counts(changed, p.c)
     found = changed.subquery("changed")
     return (
-        select(tv.c.VERSION, tv.c.PARTS_VERSION, tv.c.SEEN_VERSION, *found.c)
-        .select_from(tv)
-        .outerjoin(found, true())
-        .where(tv.c.TBL_ID == bindparam("tbl"))
+        table.add_columns(*found.c)
+        .outerjoin(found, t.c.TBL_ID == bindparam("tbl"))
+        .where(*by_name)
         .order_by(found.c.PART_ID, found.c.COLUMN_NAME)
     )
 

@@ -13,13 +13,14 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import aggr_pieces, held, pieces
-from metastore.hms.cache import AnswerCache
+from metastore.hms.cache import AnswerCache, Versions
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
 from metastore.stats import reads
 from metastore.stats.queries import PARTITION_LEVEL, TABLE_LEVEL
 from metastore.stats.rows import as_row
 from metastore.store import lookup
+from metastore.store.versions import TableName
 
 Result = TypeVar("Result", t.TableStatsResult, t.PartitionsStatsResult)
 
@@ -166,18 +167,26 @@ class StatisticsReads(ServiceBase):
         )
 
     def answer_since(
-        self, name: str, request: t.PartitionsStatsRequest, cache: AnswerCache, variant: str
-    ) -> held.Answer | None:
-        """The answer of call NAME (get_partitions_statistics_req or get_aggr_stats_for) to
-        REQUEST rebuilt from what CACHE keeps of its partitions for VARIANT and the rows
-        that changed since, in one statement (metastore.hms.held), None when it cannot be.
-        Not an operation: the processor has checked the caller's right, and falls back to
-        the call itself, with its errors, on None or any failure here."""
+        self,
+        name: str,
+        table: TableName,
+        request: t.PartitionsStatsRequest,
+        cache: AnswerCache,
+        variant: str,
+    ) -> tuple[Versions, held.Answer | None] | None:
+        """The versions of TABLE (REQUEST's, as the cache names it) and the answer of call
+        NAME (get_partitions_statistics_req or get_aggr_stats_for) to REQUEST rebuilt from
+        what CACHE keeps of its partitions for VARIANT and the rows that changed since, in
+        one statement (metastore.hms.held.changes): None when nothing is kept of REQUEST, no
+        answer when it cannot be rebuilt. Not an operation: the processor has checked the
+        caller's right, and falls back to the call itself, with its errors, on None or any
+        failure here."""
         target = _target(request, with_partitions=True)
         if name == pieces.CALL:
-            return pieces.since_answer(self.tx, target, cache, variant, self.answers.encoder)
+            return pieces.since_answer(self.tx, table, target, cache, variant, self.answers.encoder)
         return aggr_pieces.since_answer(
             self.tx,
+            table,
             target,
             cache,
             variant,

@@ -63,18 +63,20 @@ def test_an_in_memory_sqlite_engine_is_set_up_without_wal(url: str) -> None:
 
 
 @pytest.mark.postgres
-def test_a_postgresql_engine_plans_once_and_says_it_is_colstats() -> None:
+def test_a_postgresql_engine_plans_once_compiles_nothing_and_says_it_is_colstats() -> None:
     _postgres_or_skip().dispose()
     engine = transactions.create_engine(PG_ADMIN_URL)
     url = sa.make_url(PG_ADMIN_URL).update_query_dict(
-        {"options": "-c plan_cache_mode=force_custom_plan"}
+        {"options": "-c plan_cache_mode=force_custom_plan -c jit=on"}
     )
     own = transactions.create_engine(url.render_as_string(hide_password=False))
     try:
         assert _setting(engine, "SHOW plan_cache_mode") == "force_generic_plan"
+        assert _setting(engine, "SHOW jit") == "off"
         assert _setting(engine, "SELECT current_setting('colstats.writer')") == "on"
-        # A URL that sets the plan cache mode itself keeps it.
+        # A URL that sets the plan cache mode or JIT itself keeps them.
         assert _setting(own, "SHOW plan_cache_mode") == "force_custom_plan"
+        assert _setting(own, "SHOW jit") == "on"
         assert _setting(own, "SELECT current_setting('colstats.writer')") == "on"
     finally:
         engine.dispose()

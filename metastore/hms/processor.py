@@ -6,7 +6,9 @@ partition_pieces)."""
 
 from __future__ import annotations
 
+import collections
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -23,15 +25,46 @@ from metastore.hms.cache import AnswerCache
 from metastore.hms.handler import Handler
 from metastore.names import InvalidNameError
 from metastore.store import versions
+from metastore.store.versions import TableName
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
 _SINCE_CALLS = frozenset({pieces.CALL, aggr_pieces.CALL})
-"""The calls whose table's versions are read with what changed in their partitions since
-they were last read, when the cache holds them, and which are rebuilt from it when the table
-moved (metastore.hms.held)."""
+"""The calls rebuilt, when the table moved and the cache holds their partitions as last
+read, from what changed since, read with the table's versions in one statement
+(metastore.hms.held)."""
+
+MOVING_KEPT = 4096
+"""The requests whose table moved at their last call that a processor remembers (the most
+recent): their next call reads the table's versions with what changed, in one statement,
+where the others read the versions alone first (metastore.hms.held)."""
+
+
+class _RecentKeys:
+    """The last COUNT keys added and not discarded since, for threads sharing them."""
+
+    def __init__(self, count: int) -> None:
+        self._count = count
+        self._keys: collections.OrderedDict[cache.Key, None] = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def __contains__(self, key: cache.Key) -> bool:
+        return key in self._keys
+
+    def add(self, key: cache.Key) -> None:
+        with self._lock:
+            self._keys[key] = None
+            self._keys.move_to_end(key)
+            if len(self._keys) > self._count:
+                self._keys.popitem(last=False)
+
+    def discard(self, key: cache.Key) -> None:
+        if key in self._keys:
+            with self._lock:
+                self._keys.pop(key, None)
+
 
 # The calls of Hive's ACID tables; colstats serves non-transactional tables only (and the
 # locks without a transaction that Iceberg's Hive catalog takes: metastore.hms.handler.locks).
@@ -93,6 +126,7 @@ class Processor(ThriftHiveMetastore.Processor):
         }
         if cache is not None:  # answers rebuilt by the partitions that changed
             self._processMap[aggr_pieces.CALL] = Processor._aggr_stats
+        self._moving = _RecentKeys(MOVING_KEPT)
 
     def process(self, iprot: TProtocolBase, oprot: TProtocolBase) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
@@ -122,8 +156,12 @@ class Processor(ThriftHiveMetastore.Processor):
     ) -> None:
         """Call NAME served from the cache when its stored answer was read at the versions
         its tables have now, else rebuilt from what changed since the parts of it held
-        (metastore.hms.held: the versions are read with what changed, in one statement) or
-        as any call, its answer stored (metastore.hms.cache)."""
+        (metastore.hms.held) or as any call, its answer stored (metastore.hms.cache).
+
+        A call of _SINCE_CALLS whose table moved at the request's last call (written
+        between a planner's reads, as while data is loaded) reads the versions with what
+        changed, in one statement; the others read the versions first, a statement that
+        costs less when the answer is kept at them, then what changed when it is not."""
         kept = self._cache
         assert kept is not None
         data: bytes = iprot.trans.getvalue()
@@ -139,15 +177,12 @@ class Processor(ThriftHiveMetastore.Processor):
         ):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
+        since_calls = name in _SINCE_CALLS
+        moving = since_calls and key in self._moving
         found: cache.Versions | None = None
         rebuilt: held.Answer | None = None
-        if name in _SINCE_CALLS:  # the versions read with what changed since, if held
-            since = self._guarded(
-                name,
-                lambda: handler.answer_since(
-                    name, tables[0], arguments.request, kept, self._variant
-                ),
-            )
+        if moving:  # its table moved at the last call: the versions read with what changed
+            since = self._since(name, tables[0], arguments)
             if since is not None:
                 found, rebuilt = since
         if found is None:
@@ -157,19 +192,26 @@ class Processor(ThriftHiveMetastore.Processor):
                 log.debug("%s: the versions of its tables cannot be read: %s", name, e)
                 self._send(oprot, cache.replay(self, data, self._protocols))
                 return
-        known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
         body = kept.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
+            self._moving.discard(key)
             self._send_body(oprot, name, seqid, body)
             return
+        if since_calls and not moving and found:  # read again, with what changed since
+            since = self._since(name, tables[0], arguments)
+            if since is not None:
+                found, rebuilt = since
+        known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
         if rebuilt is not None and known:
             encoded = self._guarded(name, rebuilt.rebuilt)
             if encoded is not None:
                 body = pieces.SUCCESS + encoded + pieces.STOP
                 kept.store(key, found, body)
+                self._moving.add(key)
                 self._send_body(oprot, name, seqid, body)
                 return
+        self._moving.discard(key)
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
             reply = self._encoded_reply(
                 name,
@@ -183,6 +225,19 @@ class Processor(ThriftHiveMetastore.Processor):
         if body is not None:
             kept.store(key, found, body)
         self._send(oprot, reply)
+
+    def _since(
+        self, name: str, table: TableName, arguments: Any
+    ) -> tuple[cache.Versions, held.Answer | None] | None:
+        """The versions of TABLE and call NAME's answer rebuilt from what changed since the
+        parts of it held (metastore.hms.held), in one statement; None when nothing is held
+        or it fails (`_guarded`)."""
+        handler: Handler = self._handler
+        kept = self._cache
+        assert kept is not None
+        return self._guarded(
+            name, lambda: handler.answer_since(name, table, arguments.request, kept, self._variant)
+        )
 
     @staticmethod
     def _guarded(name: str, work: Callable[[], T]) -> T | None:

@@ -10,9 +10,10 @@ partitions' rows (the one read again, the others kept), and the answer from the 
 summaries: exactly the merge of every partition's rows (tested against a server without a
 cache).
 
-Which partitions changed is told by the one statement of the read, outside a transaction
-(metastore.hms.held; `since_answer`): the table's versions with the rows of the partitions
-changed since the partitions of the request were last read. When nothing is held (or it
+Which partitions changed is told by one statement besides the table's version (alone once a
+read found its table moved), outside a transaction (metastore.hms.held; `since_answer`):
+the table's versions with the rows of the partitions changed since the partitions of the
+request were last read. When nothing is held (or it
 was evicted) or the table changed otherwise than in some of its partitions, the call goes
 as any call: one statement reads every partition's rows with their versions, as the whole
 read does (`answer`), and its runs are held.
@@ -30,7 +31,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import held as holding
-from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms.cache import AnswerCache
 from metastore.hms.held import Held
 from metastore.stats import reads, summaries
 from metastore.stats.rows import BIT_VECTOR, COLUMN_NAME, HISTOGRAM, StatsRow, as_row
@@ -114,7 +115,7 @@ def since_answer(
     variant: str,
     stats_obj: Callable[[Any], Any],
     merge_histograms: bool,
-) -> tuple[Versions, holding.Answer | None] | None:
+) -> holding.Read | None:
     """The versions of TABLE (TARGET's) and the answer of TARGET rebuilt from the runs
     CACHE holds of it and the rows of the partitions changed since they were last read, in
     one statement (metastore.hms.held.changes: None when nothing is held of TARGET, no
@@ -139,7 +140,7 @@ def since_answer(
         cache.store_object(since.key, {}, kept, kept.size())
         return _merged(kept, target, merge_histograms, stats_obj)
 
-    return found, holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
+    return found, rebuilt
 
 
 def _with_runs(held: Held, fresh: dict[int, Rows], asked: int) -> Held:

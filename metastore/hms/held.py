@@ -11,11 +11,13 @@ the table moves its PARTS_VERSION, and then, as when nothing is held, the partit
 versions are read again.
 
 A call reads its table's version first (metastore.hms.cache) and serves the whole answer
-when that has not moved. When something is held of its request, this statement is that
-read too (metastore.hms.processor): it finds the table by name and reads its versions with
-the rows changed since, so that a read after a write takes one statement, as a read of an
-unchanged table does. It runs outside any transaction (Transactions.query), and the answer
-rebuilt from it is kept under the table's version it read.
+when that has not moved; when it has and something is held of the request, this statement
+follows. It finds the table by name and reads its versions with the rows changed since, so
+that for a request whose table moved at its last call (a planner reading while data is
+loaded) the processor runs it first, as the call's one statement, in place of the read of
+the version (metastore.hms.processor). It runs outside any transaction
+(Transactions.query), and the answer rebuilt from it is kept under the table's versions it
+read.
 """
 
 from __future__ import annotations
@@ -64,7 +66,7 @@ class Held:
 
     def size(self) -> int:
         """About the bytes it takes in the cache."""
-        return 200 + 100 * len(self.partitions) + self.parts_size
+        return 200 + 160 * len(self.partitions) + self.parts_size
 
 
 def versions(table: TableName, parts_version: int, version: int) -> Versions:
@@ -104,14 +106,13 @@ class Since:
     changed: dict[int, list[tuple[Any, ...]]]
 
 
-@dataclasses.dataclass(frozen=True)
-class Answer:
-    """An answer over many partitions at its table's current VERSION (of table TBL_ID),
-    which REBUILT encodes."""
+Rebuilt = Callable[[], bytes]
+"""An answer over many partitions rebuilt from what changed since they were last read:
+encoded (and what is held of it kept) when called."""
 
-    tbl_id: int
-    version: int
-    rebuilt: Callable[[], bytes]
+Read = tuple[Versions, Rebuilt | None]
+"""What the one statement of `changes` tells a call: its table's versions, and its answer
+rebuilt when what changed can be told."""
 
 
 def changes(

@@ -9,10 +9,11 @@ its ColumnStatisticsObj), so that an answer re-reads and re-encodes only the par
 whose versions moved (metastore.store.versions: a partition's version moves with every
 write of its statistics and alter of it), and copies the others' bytes.
 
-After a write, a read takes one statement, outside a transaction: the table's versions with
-the rows of the partitions of the request changed since they were last read
-(metastore.hms.held; `since_answer`), where a read of the whole answer took one besides the
-table's version. When nothing is held (or it was evicted) or the table changed otherwise
+After a write, a read takes one statement besides the table's version, outside a
+transaction: the table's versions again with the rows of the partitions of the request
+changed since they were last read (metastore.hms.held; `since_answer`), as a read of the
+whole answer took one; once a read found its table moved, the next reads of the request
+take that statement alone. When nothing is held (or it was evicted) or the table changed otherwise
 than in some of its partitions (its PARTS_VERSION moved), the call goes as any call: one
 statement reads every partition's rows with their versions, as the whole read does, and
 their parts are held (`answer`). Parts are held with the versions read with their rows, in
@@ -33,7 +34,7 @@ from sqlalchemy.orm import Session
 from thrift.Thrift import TType
 
 from metastore.hms import held as holding
-from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms.cache import AnswerCache
 from metastore.hms.held import Held
 from metastore.hms.stats_wire import StatsEncoder, partition_entry, partitions_map
 from metastore.stats import reads
@@ -87,7 +88,7 @@ def since_answer(
     cache: AnswerCache,
     variant: str,
     encoder: StatsEncoder,
-) -> tuple[Versions, holding.Answer | None] | None:
+) -> holding.Read | None:
     """The versions of TABLE (TARGET's) and the answer of TARGET rebuilt from the parts
     CACHE holds of it and the rows of the partitions changed since they were last read, in
     one statement (metastore.hms.held.changes: None when nothing is held of TARGET, no
@@ -109,7 +110,7 @@ def since_answer(
         cache.store_object(since.key, {}, kept, kept.size())
         return body
 
-    return found, holding.Answer(since.held.tbl_id, since.held.version, rebuilt)
+    return found, rebuilt
 
 
 def _assembled(

@@ -38,29 +38,38 @@ read, from what changed since, read with the table's versions in one statement
 
 MOVING_KEPT = 4096
 """The requests whose table moved at their last call that a processor remembers (the most
-recent): their next call reads the table's versions with what changed, in one statement,
-where the others read the versions alone first (metastore.hms.held)."""
+recent, by the hash of their keys): their next call reads the table's versions with what
+changed, in one statement, where the others read the versions alone first
+(metastore.hms.held). Two keys of one hash only make a call take the other way to the
+same answer."""
+
+
+def _known(found: cache.Versions, tables: list[TableName]) -> bool:
+    """Whether FOUND has a version for each of TABLES: an answer may be kept under them."""
+    return len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
 
 
 class _RecentKeys:
-    """The last COUNT keys added and not discarded since, for threads sharing them."""
+    """The last COUNT keys added and not discarded since, for threads sharing them. Their
+    reads take no lock: a read that races a change only makes a call take the other way to
+    the same answer."""
 
     def __init__(self, count: int) -> None:
         self._count = count
-        self._keys: collections.OrderedDict[cache.Key, None] = collections.OrderedDict()
+        self._keys: collections.OrderedDict[int, None] = collections.OrderedDict()
         self._lock = threading.Lock()
 
-    def __contains__(self, key: cache.Key) -> bool:
+    def __contains__(self, key: int) -> bool:
         return key in self._keys
 
-    def add(self, key: cache.Key) -> None:
+    def add(self, key: int) -> None:
         with self._lock:
             self._keys[key] = None
             self._keys.move_to_end(key)
             if len(self._keys) > self._count:
                 self._keys.popitem(last=False)
 
-    def discard(self, key: cache.Key) -> None:
+    def discard(self, key: int) -> None:
         if key in self._keys:
             with self._lock:
                 self._keys.pop(key, None)
@@ -178,9 +187,10 @@ class Processor(ThriftHiveMetastore.Processor):
             self._send(oprot, cache.replay(self, data, self._protocols))
             return
         since_calls = name in _SINCE_CALLS
-        moving = since_calls and key in self._moving
+        hashed = hash(key)  # what self._moving keeps of it
+        moving = since_calls and hashed in self._moving
         found: cache.Versions | None = None
-        rebuilt: held.Answer | None = None
+        rebuilt: held.Rebuilt | None = None
         if moving:  # its table moved at the last call: the versions read with what changed
             since = self._since(name, tables[0], arguments)
             if since is not None:
@@ -195,23 +205,24 @@ class Processor(ThriftHiveMetastore.Processor):
         body = kept.lookup(key, found)
         if body is not None:
             log.debug("%s answered from the cache", name)
-            self._moving.discard(key)
+            self._moving.discard(hashed)
             self._send_body(oprot, name, seqid, body)
             return
-        if since_calls and not moving and found:  # read again, with what changed since
+        known = _known(found, tables)
+        if since_calls and not moving and known:  # read again, with what changed since
             since = self._since(name, tables[0], arguments)
             if since is not None:
                 found, rebuilt = since
-        known = len(found) == len(set(tables)) and all(v is not None for _, v in found.values())
+                known = _known(found, tables)
         if rebuilt is not None and known:
-            encoded = self._guarded(name, rebuilt.rebuilt)
+            encoded = self._guarded(name, rebuilt)
             if encoded is not None:
                 body = pieces.SUCCESS + encoded + pieces.STOP
                 kept.store(key, found, body)
-                self._moving.add(key)
+                self._moving.add(hashed)
                 self._send_body(oprot, name, seqid, body)
                 return
-        self._moving.discard(key)
+        self._moving.discard(hashed)
         if name in partition_pieces.CALLS:  # rebuilt by the partitions that changed
             reply = self._encoded_reply(
                 name,
@@ -226,9 +237,7 @@ class Processor(ThriftHiveMetastore.Processor):
             kept.store(key, found, body)
         self._send(oprot, reply)
 
-    def _since(
-        self, name: str, table: TableName, arguments: Any
-    ) -> tuple[cache.Versions, held.Answer | None] | None:
+    def _since(self, name: str, table: TableName, arguments: Any) -> held.Read | None:
         """The versions of TABLE and call NAME's answer rebuilt from what changed since the
         parts of it held (metastore.hms.held), in one statement; None when nothing is held
         or it fails (`_guarded`)."""

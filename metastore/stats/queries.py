@@ -401,8 +401,9 @@ def _changed_since_query(dialect: str, with_row_counts: bool) -> Select[Any]:
     changed, and hashed every statistics row of the database instead of finding those of
     the changed partitions by index (4 ms for a table of 200 partitions x 20 columns). The
     partitions are not looked at when the table's version is not above SINCE or the table
-    is not TBL_ID (on PostgreSQL a one-time filter of the subquery; on SQLite the table's
-    row comes first)."""
+    is not TBL_ID (on PostgreSQL a one-time filter of the subquery; SQLite reads the
+    changed partitions of TBL_ID, and joins them to the table found by name only when it
+    is TBL_ID)."""
     stats, p = m.PartitionColumnStats.__table__, m.Partition.__table__
     c, params = stats.c, m.PartitionParam.__table__.c
     pv, tv = m.PartitionVersion.__table__, m.TableVersion.__table__

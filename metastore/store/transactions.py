@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import socket
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
@@ -80,7 +81,7 @@ def _configure_postgresql(engine: Engine) -> None:
     them compiling."""
     options = str(engine.url.query.get("options", "")).lower()
     generic_plans = "plan_cache_mode" not in options
-    compiled = "jit" in options
+    compiled = re.search(r"\bjit\s*=", options) is not None
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
@@ -90,7 +91,7 @@ def _configure_postgresql(engine: Engine) -> None:
         cursor.execute("SET colstats.writer = 'on'")
         if generic_plans and dbapi_connection.info.server_version >= 120000:  # from PG 12
             cursor.execute("SET plan_cache_mode = force_generic_plan")
-        if not compiled:
+        if not compiled and dbapi_connection.info.server_version >= 110000:  # from PG 11
             cursor.execute("SET jit = off")
         cursor.close()
         dbapi_connection.commit()  # a setting made in a transaction ends with it

@@ -302,7 +302,7 @@ def test_a_change_by_another_writer_is_read_whole(
     database do, metastore.store.adopt) moves no partition's version: the parts kept are
     not served until colstats changes the table again."""
     db = f"other_{uuid.uuid4().hex[:10]}"
-    _, b, plain = clients
+    a, b, plain = clients
     _make(plain, db)
     names = [f"ds={v}" for v in VALUES]
     request = t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], names)
@@ -313,6 +313,11 @@ def test_a_change_by_another_writer_is_read_whole(
         (aggr_pieces.CALL, (request,)),
     ]
     for call, args in reads:  # the parts kept
+        assert getattr(b, call)(*args) == getattr(plain, call)(*args)
+    # Rebuilt after a write by colstats: the statistics reads are next read with what
+    # changed, in one statement.
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(90), f"ds={VALUES[1]}"))
+    for call, args in reads:
         assert getattr(b, call)(*args) == getattr(plain, call)(*args)
     with servers[1].engine.begin() as conn:
         (part_id, tbl_id) = conn.execute(
@@ -544,10 +549,13 @@ def test_reads_after_writes_are_one_statement(
             before = statements.selects()
             assert read(request) == getattr(plain, call)(request)
             assert statements.selects() - before == (2 if n == 0 else 1), statements.sent()[-4:]
-        for _ in range(2):
-            before = statements.selects()
+        held_name = pieces.HELD if call == pieces.CALL else aggr_pieces.HELD
+        for with_changes in (True, False):  # the answer kept: the version alone next time
+            before, (held_before, _) = statements.selects(), _counts(servers[1], held_name)
             read(request)
             assert statements.selects() - before == 1
+            # What is held is looked up for the statement of what changed only.
+            assert _counts(servers[1], held_name)[0] - held_before == int(with_changes)
     plain.drop_database(db, True, True)
 
 
@@ -688,6 +696,71 @@ def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(held, "_since", broken)
+    with caplog.at_level("WARNING", logger="metastore.hms.processor"):
+        assert read(request) == expected(request)
+    warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].exc_info is not None
+    plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
+def test_a_table_made_again_under_its_name_while_it_moved_is_read_whole(
+    servers: list[RunningServer], clients: tuple[Client, Client, Client], call: str
+) -> None:
+    """A request whose table moved at its last read (so that its next read is the versions
+    with what changed, of the table held) of a table dropped and made again under the same
+    name: the new table's answer."""
+    db = f"again_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = _every_partition(db)
+    read, expected = getattr(b, call), getattr(plain, call)
+    assert read(request) == expected(request)
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(91), f"ds={VALUES[0]}"))
+    assert read(request) == expected(request)  # rebuilt: the request's table moved
+    plain.drop_table(db, "t", True)
+    plain.create_table(table(db, "t", keys=KEYS, cols=COLUMNS))
+    plain.add_partitions([partition(db, "t", [v]) for v in VALUES])
+    plain.update_partition_column_statistics(
+        column_stats(db, "t", every_kind(92), f"ds={VALUES[2]}")
+    )
+    assert read(request) == expected(request)
+    plain.drop_database(db, True, True)
+
+
+@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
+def test_a_failure_of_the_rebuild_after_its_statement_is_logged_and_the_call_answered_whole(
+    servers: list[RunningServer],
+    clients: tuple[Client, Client, Client],
+    call: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The statement of the versions with what changed read (its table moved at its last
+    read), a failure of the rebuild itself (a bug) is a warning, and the call answers as a
+    server without a cache."""
+    db = f"unbuilt_{uuid.uuid4().hex[:10]}"
+    a, b, plain = clients
+    _make(plain, db)
+    request = _every_partition(db)
+    read, expected = getattr(b, call), getattr(plain, call)
+    assert read(request) == expected(request)
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(93), f"ds={VALUES[1]}"))
+    assert read(request) == expected(request)  # rebuilt: the request's table moved
+    a.update_partition_column_statistics(column_stats(db, "t", every_kind(94), f"ds={VALUES[2]}"))
+    module = pieces if call == pieces.CALL else aggr_pieces
+    since_answer = module.since_answer
+
+    def broken(*args: Any) -> held.Read | None:
+        found = since_answer(*args)
+        assert found is not None and found[1] is not None  # what changed was told
+
+        def fails() -> bytes:
+            raise RuntimeError("a bug")
+
+        return found[0], fails
+
+    monkeypatch.setattr(module, "since_answer", broken)
     with caplog.at_level("WARNING", logger="metastore.hms.processor"):
         assert read(request) == expected(request)
     warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]

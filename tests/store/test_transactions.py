@@ -70,6 +70,8 @@ def test_a_postgresql_engine_plans_once_compiles_nothing_and_says_it_is_colstats
         {"options": "-c plan_cache_mode=force_custom_plan -c jit=on"}
     )
     own = transactions.create_engine(url.render_as_string(hide_password=False))
+    costs = sa.make_url(PG_ADMIN_URL).update_query_dict({"options": "-c jit_above_cost=500000"})
+    tuned = transactions.create_engine(costs.render_as_string(hide_password=False))
     try:
         assert _setting(engine, "SHOW plan_cache_mode") == "force_generic_plan"
         assert _setting(engine, "SHOW jit") == "off"
@@ -77,10 +79,14 @@ def test_a_postgresql_engine_plans_once_compiles_nothing_and_says_it_is_colstats
         # A URL that sets the plan cache mode or JIT itself keeps them.
         assert _setting(own, "SHOW plan_cache_mode") == "force_custom_plan"
         assert _setting(own, "SHOW jit") == "on"
+        # A URL that tunes JIT's costs without setting jit still has it off.
+        assert _setting(tuned, "SHOW jit") == "off"
+        assert _setting(tuned, "SHOW jit_above_cost") == "500000"
         assert _setting(own, "SELECT current_setting('colstats.writer')") == "on"
     finally:
         engine.dispose()
         own.dispose()
+        tuned.dispose()
 
 
 def test_urls_parse_and_show_no_password() -> None:

@@ -13,7 +13,7 @@ from thrift.transport.TTransport import TMemoryBuffer
 
 from hive_metastore_thrift import ttypes as t
 from metastore.hms import aggr_pieces, held, pieces
-from metastore.hms.cache import AnswerCache, Versions
+from metastore.hms.cache import AnswerCache
 from metastore.hms.call import call
 from metastore.hms.handler.base import ServiceBase
 from metastore.stats import reads
@@ -173,7 +173,7 @@ class StatisticsReads(ServiceBase):
         request: t.PartitionsStatsRequest,
         cache: AnswerCache,
         variant: str,
-    ) -> tuple[Versions, held.Answer | None] | None:
+    ) -> held.Read | None:
         """The versions of TABLE (REQUEST's, as the cache names it) and the answer of call
         NAME (get_partitions_statistics_req or get_aggr_stats_for) to REQUEST rebuilt from
         what CACHE keeps of its partitions for VARIANT and the rows that changed since, in

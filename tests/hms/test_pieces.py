@@ -674,28 +674,48 @@ def test_another_request_of_the_same_partitions_is_rebuilt_from_their_parts(
     plain.drop_database(db, True, True)
 
 
+@pytest.mark.parametrize("moved", [False, True], ids=["in-its-statement", "after-it"])
 @pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
 def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
     servers: list[RunningServer],
     clients: tuple[Client, Client, Client],
     call: str,
+    moved: bool,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A failure of the rebuild from what changed that is not the database's (a bug) is a
-    warning with its traceback, and the call answers as a server without a cache."""
+    warning with its traceback, and the call answers as a server without a cache: in the
+    reading of what changed (after the table's version), or, for a request whose table
+    MOVED at its last read (its versions read with what changed, in one statement), in the
+    rebuild after that statement."""
     db = f"failed_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
     _make(plain, db)
     request = _every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
+    if moved:
+        a.update_partition_column_statistics(
+            column_stats(db, "t", every_kind(69), f"ds={VALUES[1]}")
+        )
+        assert read(request) == expected(request)  # rebuilt: the request's table moved
     a.update_partition_column_statistics(column_stats(db, "t", every_kind(70), f"ds={VALUES[2]}"))
+    module = pieces if call == pieces.CALL else aggr_pieces
+    since_answer = module.since_answer
 
-    def broken(*_args: Any) -> None:
-        raise RuntimeError("a bug")
+    def broken(*args: Any) -> held.Read | None:
+        if not moved:
+            raise RuntimeError("a bug")
+        found = since_answer(*args)
+        assert found is not None and found[1] is not None  # what changed was told
 
-    monkeypatch.setattr(held, "_since", broken)
+        def fails() -> bytes:
+            raise RuntimeError("a bug")
+
+        return found[0], fails
+
+    monkeypatch.setattr(module, "since_answer", broken)
     with caplog.at_level("WARNING", logger="metastore.hms.processor"):
         assert read(request) == expected(request)
     warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]
@@ -725,44 +745,4 @@ def test_a_table_made_again_under_its_name_while_it_moved_is_read_whole(
         column_stats(db, "t", every_kind(92), f"ds={VALUES[2]}")
     )
     assert read(request) == expected(request)
-    plain.drop_database(db, True, True)
-
-
-@pytest.mark.parametrize("call", [pieces.CALL, aggr_pieces.CALL])
-def test_a_failure_of_the_rebuild_after_its_statement_is_logged_and_the_call_answered_whole(
-    servers: list[RunningServer],
-    clients: tuple[Client, Client, Client],
-    call: str,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    """The statement of the versions with what changed read (its table moved at its last
-    read), a failure of the rebuild itself (a bug) is a warning, and the call answers as a
-    server without a cache."""
-    db = f"unbuilt_{uuid.uuid4().hex[:10]}"
-    a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
-    read, expected = getattr(b, call), getattr(plain, call)
-    assert read(request) == expected(request)
-    a.update_partition_column_statistics(column_stats(db, "t", every_kind(93), f"ds={VALUES[1]}"))
-    assert read(request) == expected(request)  # rebuilt: the request's table moved
-    a.update_partition_column_statistics(column_stats(db, "t", every_kind(94), f"ds={VALUES[2]}"))
-    module = pieces if call == pieces.CALL else aggr_pieces
-    since_answer = module.since_answer
-
-    def broken(*args: Any) -> held.Read | None:
-        found = since_answer(*args)
-        assert found is not None and found[1] is not None  # what changed was told
-
-        def fails() -> bytes:
-            raise RuntimeError("a bug")
-
-        return found[0], fails
-
-    monkeypatch.setattr(module, "since_answer", broken)
-    with caplog.at_level("WARNING", logger="metastore.hms.processor"):
-        assert read(request) == expected(request)
-    warned = [r for r in caplog.records if "not rebuilt from what changed" in r.getMessage()]
-    assert len(warned) == 1 and warned[0].exc_info is not None
     plain.drop_database(db, True, True)

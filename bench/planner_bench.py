@@ -666,10 +666,7 @@ def _report_floors(
             continue
         if name.endswith(DECODING):
             continue
-        partitions_after_write = "after a write" in name and name.startswith(
-            "get_partitions_by_names"
-        )
-        statements = 2 if partitions_after_write else 1
+        statements = 2 if name.startswith("get_partitions_by_names") and "after" in name else 1
         target = _target(name, args)[1]
         allowed = []
         for b in (b for b in ours if b.endswith("warm")):

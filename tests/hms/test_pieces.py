@@ -12,7 +12,6 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-import numpy as np
 import pytest
 import sqlalchemy as sa
 from conftest import RunningServer, connect
@@ -20,55 +19,29 @@ from driver_trace import DriverStatements
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from metadata_builders import (
-    EVERY_TYPE,
     Client,
     column_stats,
-    database,
     fields,
     partition,
     storage,
     table,
 )
+from pieces_tables import (
+    COLUMNS,
+    KEYS,
+    VALUES,
+    Built,
+    cache_counts,
+    every_kind,
+    every_partition,
+    make_table,
+)
 from thrift.Thrift import TApplicationException
 
 from hive_metastore_thrift import ttypes as t
 from metastore.config import Settings
-from metastore.hms import aggr_pieces, held, partition_pieces, pieces, stats_wire
-from metastore.sketches.hll import HyperLogLog
-from metastore.stats import summaries
+from metastore.hms import aggr_pieces, held, partition_pieces, pieces
 from metastore.store import partition_rows as pr
-
-COLUMNS = EVERY_TYPE
-KEYS = fields(("ds", "string"))
-VALUES = ["2024-01-01", "2024-01-02", "2024-01-03", "é ü x", "2024-01-05", "2024-01-06"]
-
-
-def _decimal(unscaled: int) -> t.Decimal:
-    return t.Decimal(scale=2, unscaled=unscaled.to_bytes(4, "big", signed=True))
-
-
-def every_kind(n: int, sketches: bool = True) -> list[t.ColumnStatisticsObj]:
-    """Statistics of every kind for COLUMNS, varied by N; with SKETCHES, bit vectors."""
-    readable = HyperLogLog(12).add_longs(np.arange(n, n * 3 + 2)).to_bytes()
-    bits = (readable if n % 3 else b"HL" + bytes([n % 256]) * 6) if sketches else None
-    d: Any = t.ColumnStatisticsData  # generated, untyped
-    data = [
-        d(booleanStats=t.BooleanColumnStatsData(numTrues=n, numFalses=n + 1, numNulls=2)),
-        d(longStats=t.LongColumnStatsData(-n, n, 1, n + 1, bits)),
-        d(doubleStats=t.DoubleColumnStatsData(-n / 3, n * 1.5, 0, n + 2, bits)),
-        d(stringStats=t.StringColumnStatsData(n + 3, 4.25, 1, n + 1, bits)),
-        d(binaryStats=t.BinaryColumnStatsData(n + 7, 3.5, 0)),
-        d(decimalStats=t.DecimalColumnStatsData(_decimal(-n), _decimal(n * 100), 0, n + 1, bits)),
-        d(dateStats=t.DateColumnStatsData(t.Date(19000 - n), t.Date(19000 + n), 0, n + 1, bits)),
-        d(
-            timestampStats=t.TimestampColumnStatsData(
-                t.Timestamp(1_700_000_000 - n), t.Timestamp(1_700_000_000 + n), 0, n + 1, bits
-            )
-        ),
-    ]
-    return [
-        t.ColumnStatisticsObj(f.name, f.type, value) for f, value in zip(COLUMNS, data, strict=True)
-    ]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -102,51 +75,6 @@ def clients(servers: list[RunningServer]) -> Iterator[tuple[Client, Client, Clie
         transport.close()
 
 
-def _make(client: Client, db: str) -> None:
-    client.create_database(database(db))
-    client.create_table(table(db, "t", keys=KEYS, cols=COLUMNS))
-    client.add_partitions([partition(db, "t", [v]) for v in VALUES])
-    for n, v in enumerate(VALUES[:-1]):  # the last partition has no statistics
-        client.update_partition_column_statistics(column_stats(db, "t", every_kind(n), f"ds={v}"))
-
-
-def _every_partition(db: str) -> t.PartitionsStatsRequest:
-    """The statistics request of every column and partition of _make's table in DB."""
-    return t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], [f"ds={v}" for v in VALUES])
-
-
-def _counts(server: RunningServer, name: str) -> tuple[int, int]:
-    cache = server.server.cache
-    assert cache is not None
-    return cache.counters.hits[name], cache.counters.misses[name]
-
-
-class _Built:
-    """The partitions whose parts of an answer of get_partitions_statistics_req the servers
-    of this test encode (ENTRIES, by name), and the number of partitions of each run of
-    partitions whose statistics they merge for get_aggr_stats_for (RUNS)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.entries: list[str] = []
-        self.runs: list[int] = []
-        entry, run_of = stats_wire.partition_entry, summaries.run_of
-
-        def counted_entry(name: str, objs: list[bytes]) -> bytes:
-            self.entries.append(name)
-            return entry(name, objs)
-
-        def counted_run(parts: Any, asked: int) -> summaries.Run:
-            self.runs.append(len(parts))
-            return run_of(parts, asked)
-
-        monkeypatch.setattr(pieces, "partition_entry", counted_entry)
-        monkeypatch.setattr(summaries, "run_of", counted_run)
-
-    def clear(self) -> None:
-        self.entries.clear()
-        self.runs.clear()
-
-
 def test_after_a_write_only_the_partition_written_is_read_again(
     servers: list[RunningServer],
     clients: tuple[Client, Client, Client],
@@ -154,9 +82,9 @@ def test_after_a_write_only_the_partition_written_is_read_again(
 ) -> None:
     db = f"pieces_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
-    built = _Built(monkeypatch)
+    make_table(plain, db)
+    request = every_partition(db)
+    built = Built(monkeypatch)
     first = b.get_partitions_statistics_req(request)
     assert first == plain.get_partitions_statistics_req(request)
     assert len(first.partStats) == len(VALUES) - 1
@@ -198,9 +126,9 @@ def test_after_a_write_only_the_run_of_the_partition_written_is_merged_again(
 ) -> None:
     db = f"aggr_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
-    built = _Built(monkeypatch)
+    make_table(plain, db)
+    request = every_partition(db)
+    built = Built(monkeypatch)
     assert b.get_aggr_stats_for(request) == plain.get_aggr_stats_for(request)
     runs = len(VALUES) // aggr_pieces.RUN_LENGTH
     assert runs == 3
@@ -222,16 +150,16 @@ def test_after_a_write_only_the_partition_written_is_built_again(
 ) -> None:
     db = f"parts_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
+    make_table(plain, db)
     names = [f"ds={v}" for v in VALUES]
     first = b.get_partitions_by_names(db, "t", names)
     assert first == plain.get_partitions_by_names(db, "t", names)
     assert len(first) == len(VALUES)
-    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    hits, misses = cache_counts(servers[1], partition_pieces.PIECE)
     assert misses >= len(VALUES)
     # Another call that lists them shares the parts.
     assert b.get_partitions(db, "t", -1) == plain.get_partitions(db, "t", -1)
-    assert _counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES), misses)
+    assert cache_counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES), misses)
     # A write through the other server changes one partition (its COLUMN_STATS_ACCURATE):
     # server b builds that one again, and copies the others.
     a.update_partition_column_statistics(
@@ -241,27 +169,27 @@ def test_after_a_write_only_the_partition_written_is_built_again(
         ("get_partitions_by_names", (names,)),
         ("get_partitions_by_filter", (f"ds >= '{VALUES[0]}'", -1)),
     ]:
-        hits, misses = _counts(servers[1], partition_pieces.PIECE)
+        hits, misses = cache_counts(servers[1], partition_pieces.PIECE)
         after = getattr(b, call)(db, "t", *args)
         assert after == getattr(plain, call)(db, "t", *args)
         assert "COLUMN_STATS_ACCURATE" in after[-1].parameters
         built = 1 if call == "get_partitions_by_names" else 0  # then kept
-        assert _counts(servers[1], partition_pieces.PIECE) == (
+        assert cache_counts(servers[1], partition_pieces.PIECE) == (
             hits + len(VALUES) - built,
             misses + built,
         )
     # An alter of a partition: that one is built again.
     a.alter_partition(db, "t", partition(db, "t", [VALUES[0]], parameters={"k": "v"}))
-    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    hits, misses = cache_counts(servers[1], partition_pieces.PIECE)
     after = b.get_partitions(db, "t", -1)
     assert after == plain.get_partitions(db, "t", -1)
     assert after[0].parameters["k"] == "v"
-    assert _counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES) - 1, misses + 1)
+    assert cache_counts(servers[1], partition_pieces.PIECE) == (hits + len(VALUES) - 1, misses + 1)
     # Any other change to the table: every partition is built again.
     a.alter_table(db, "t", table(db, "t", keys=KEYS, cols=COLUMNS, parameters={"k": "v"}))
-    hits, misses = _counts(servers[1], partition_pieces.PIECE)
+    hits, misses = cache_counts(servers[1], partition_pieces.PIECE)
     assert b.get_partitions(db, "t", -1) == plain.get_partitions(db, "t", -1)
-    assert _counts(servers[1], partition_pieces.PIECE) == (hits, misses + len(VALUES))
+    assert cache_counts(servers[1], partition_pieces.PIECE) == (hits, misses + len(VALUES))
     plain.drop_database(db, True, True)
 
 
@@ -270,7 +198,7 @@ def test_errors_of_the_calls_that_list_partitions_are_those_without_a_cache(
 ) -> None:
     db = f"perr_{uuid.uuid4().hex[:10]}"
     _, b, plain = clients
-    _make(plain, db)
+    make_table(plain, db)
     calls: list[tuple[str, tuple[Any, ...]]] = [
         ("get_partitions", (db, "nope", -1)),
         ("get_partitions", ("nope", "t", -1)),
@@ -303,7 +231,7 @@ def test_a_change_by_another_writer_is_read_whole(
     not served until colstats changes the table again."""
     db = f"other_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
+    make_table(plain, db)
     names = [f"ds={v}" for v in VALUES]
     request = t.PartitionsStatsRequest(db, "t", [f.name for f in COLUMNS], names)
     reads: list[tuple[str, tuple[Any, ...]]] = [
@@ -367,7 +295,7 @@ def test_a_part_read_across_a_change_is_not_kept(
     with the rows)."""
     db = f"across_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
+    make_table(plain, db)
     names = [f"ds={v}" for v in VALUES]
     below = pr.Below.of_partitions.__func__  # type: ignore[attr-defined]
     changed: list[bool] = []
@@ -508,7 +436,7 @@ def test_answers_rebuilt_by_partition_are_those_without_a_cache(
 ) -> None:
     db = f"pprop_{uuid.uuid4().hex[:10]}"
     cached, plain = clients[:2], clients[2]
-    _make(plain, db)
+    make_table(plain, db)
     changes = _changes(db)
     for server, change, which, value, number, read in steps:
         client = cached[server]
@@ -537,8 +465,8 @@ def test_reads_after_writes_are_one_statement(
     alone)."""
     db = f"reads_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
+    make_table(plain, db)
+    request = every_partition(db)
     read = getattr(b, call)
     with DriverStatements(servers[1].engine) as statements:
         read(request)  # the dialect's own questions on new connections
@@ -551,11 +479,11 @@ def test_reads_after_writes_are_one_statement(
             assert statements.selects() - before == (2 if n == 0 else 1), statements.sent()[-4:]
         held_name = pieces.HELD if call == pieces.CALL else aggr_pieces.HELD
         for with_changes in (True, False):  # the answer kept: the version alone next time
-            before, (held_before, _) = statements.selects(), _counts(servers[1], held_name)
+            before, (held_before, _) = statements.selects(), cache_counts(servers[1], held_name)
             read(request)
             assert statements.selects() - before == 1
             # What is held is looked up for the statement of what changed only.
-            assert _counts(servers[1], held_name)[0] - held_before == int(with_changes)
+            assert cache_counts(servers[1], held_name)[0] - held_before == int(with_changes)
     plain.drop_database(db, True, True)
 
 
@@ -571,15 +499,15 @@ def test_a_read_after_a_write_with_what_is_held_evicted_is_read_whole(
     versions), the same answer; and the next read after a write is two statements again."""
     db = f"evicted_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
+    make_table(plain, db)
+    request = every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     cache = servers[1].server.cache
     assert cache is not None
     evicted_names = {pieces.HELD, aggr_pieces.HELD}
     lookup_object = cache.lookup_object
-    built = _Built(monkeypatch)
+    built = Built(monkeypatch)
     with DriverStatements(servers[1].engine) as statements:
         with monkeypatch.context() as evicted:
             evicted.setattr(
@@ -628,8 +556,8 @@ def test_partitions_written_in_one_run_and_in_another_are_built_again_once(
     a server without a cache."""
     db = f"several_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
+    make_table(plain, db)
+    request = every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     # By name: runs of two (2024-01-01, 2024-01-02), (2024-01-03, 2024-01-05), ...
@@ -638,7 +566,7 @@ def test_partitions_written_in_one_run_and_in_another_are_built_again_once(
         a.update_partition_column_statistics(
             column_stats(db, "t", every_kind(80 + n), f"ds={value}")
         )
-    built = _Built(monkeypatch)
+    built = Built(monkeypatch)
     assert read(request) == expected(request)
     if call == pieces.CALL:
         assert sorted(built.entries) == sorted(f"ds={v}" for v in written)
@@ -659,14 +587,14 @@ def test_another_request_of_the_same_partitions_is_rebuilt_from_their_parts(
     nothing, and the answer is built from the parts held (none read or built again)."""
     db = f"reordered_{uuid.uuid4().hex[:10]}"
     _, b, plain = clients
-    _make(plain, db)
+    make_table(plain, db)
     names = [f"ds={v}" for v in VALUES]
     columns = [f.name for f in COLUMNS]
     read, expected = getattr(b, call), getattr(plain, call)
     first = t.PartitionsStatsRequest(db, "t", columns, names)
     assert read(first) == expected(first)
     reordered = t.PartitionsStatsRequest(db, "t", columns[::-1], names)
-    built = _Built(monkeypatch)
+    built = Built(monkeypatch)
     with DriverStatements(servers[1].engine) as statements:
         assert read(reordered) == expected(reordered)
         assert statements.selects() == 2, statements.sent()
@@ -691,8 +619,8 @@ def test_a_failure_of_the_rebuild_is_logged_and_the_call_answered_whole(
     rebuild after that statement."""
     db = f"failed_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
+    make_table(plain, db)
+    request = every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     if moved:
@@ -732,8 +660,8 @@ def test_a_table_made_again_under_its_name_while_it_moved_is_read_whole(
     name: the new table's answer."""
     db = f"again_{uuid.uuid4().hex[:10]}"
     a, b, plain = clients
-    _make(plain, db)
-    request = _every_partition(db)
+    make_table(plain, db)
+    request = every_partition(db)
     read, expected = getattr(b, call), getattr(plain, call)
     assert read(request) == expected(request)
     a.update_partition_column_statistics(column_stats(db, "t", every_kind(91), f"ds={VALUES[0]}"))

@@ -26,7 +26,9 @@ HMS_CONF = {
     "hive.async.log.enabled": "false",
     "datanucleus.connectionPoolingType": "DBCP",
     "hive.metastore.try.direct.sql": "true",
-    "hive.metastore.stats.aggregate.stats.cache.enabled": "false",
+    # Off: with it on (2.3's default), get_aggr_stats_for answers from a cache that a write of
+    # statistics leaves as it was (the answer read right after a write is stale).
+    "hive.metastore.aggregate.stats.cache.enabled": "false",
 }
 HMS_START_TIMEOUT_S = 240.0
 
@@ -177,7 +179,8 @@ def make_transaction_tables(
     classpath: Sequence[str] = (),
 ) -> None:
     """Make HMS's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, TXNS, ...) in the Derby of
-    HOME (or the database HIVE_CONF names), which DataNucleus's auto-create does not make,
+    HOME (or the Derby database HIVE_CONF names: HMS runs Derby's statements; on PostgreSQL,
+    run POSTGRES_TRANSACTION_TABLES instead), which DataNucleus's auto-create does not make,
     so that the lock calls work: start HMS once with hive.in.test=true and ask for its
     locks, which makes its TxnHandler create them. HMS must then be started again without
     that setting (with it, HMS refuses a lock whose operationType is UNSET, as pyiceberg
@@ -244,6 +247,55 @@ def postgres_conf(url: str, *, verify: bool) -> dict[str, str]:
     else:
         conf["hive.metastore.schema.verification.record.version"] = "true"
     return conf
+
+
+POSTGRES_TRANSACTION_TABLES = (
+    "CREATE TABLE TXNS (TXN_ID bigint PRIMARY KEY, TXN_STATE char(1) NOT NULL, "
+    "TXN_STARTED bigint NOT NULL, TXN_LAST_HEARTBEAT bigint NOT NULL, "
+    "TXN_USER varchar(128) NOT NULL, TXN_HOST varchar(128) NOT NULL, "
+    "TXN_AGENT_INFO varchar(128), TXN_META_INFO varchar(128), TXN_HEARTBEAT_COUNT integer)",
+    "CREATE TABLE TXN_COMPONENTS (TC_TXNID bigint REFERENCES TXNS (TXN_ID), "
+    "TC_DATABASE varchar(128) NOT NULL, TC_TABLE varchar(128), "
+    "TC_PARTITION varchar(767) DEFAULT NULL, TC_OPERATION_TYPE char(1) NOT NULL)",
+    "CREATE TABLE COMPLETED_TXN_COMPONENTS (CTC_TXNID bigint, "
+    "CTC_DATABASE varchar(128) NOT NULL, CTC_TABLE varchar(256), CTC_PARTITION varchar(767))",
+    "CREATE TABLE NEXT_TXN_ID (NTXN_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_TXN_ID VALUES (1)",
+    "CREATE TABLE HIVE_LOCKS (HL_LOCK_EXT_ID bigint NOT NULL, HL_LOCK_INT_ID bigint NOT NULL, "
+    "HL_TXNID bigint, HL_DB varchar(128) NOT NULL, HL_TABLE varchar(128), "
+    "HL_PARTITION varchar(767) DEFAULT NULL, HL_LOCK_STATE char(1) NOT NULL, "
+    "HL_LOCK_TYPE char(1) NOT NULL, HL_LAST_HEARTBEAT bigint NOT NULL, "
+    "HL_ACQUIRED_AT bigint, HL_USER varchar(128) NOT NULL, HL_HOST varchar(128) NOT NULL, "
+    "HL_HEARTBEAT_COUNT integer, HL_AGENT_INFO varchar(128), HL_BLOCKEDBY_EXT_ID bigint, "
+    "HL_BLOCKEDBY_INT_ID bigint, PRIMARY KEY (HL_LOCK_EXT_ID, HL_LOCK_INT_ID))",
+    "CREATE INDEX HL_TXNID_INDEX ON HIVE_LOCKS USING hash (HL_TXNID)",
+    "CREATE TABLE NEXT_LOCK_ID (NL_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_LOCK_ID VALUES (1)",
+    "CREATE TABLE COMPACTION_QUEUE (CQ_ID bigint PRIMARY KEY, CQ_DATABASE varchar(128) NOT NULL, "
+    "CQ_TABLE varchar(128) NOT NULL, CQ_PARTITION varchar(767), CQ_STATE char(1) NOT NULL, "
+    "CQ_TYPE char(1) NOT NULL, CQ_TBLPROPERTIES varchar(2048), CQ_WORKER_ID varchar(128), "
+    "CQ_START bigint, CQ_RUN_AS varchar(128), CQ_HIGHEST_TXN_ID bigint, CQ_META_INFO bytea, "
+    "CQ_HADOOP_JOB_ID varchar(32))",
+    "CREATE TABLE NEXT_COMPACTION_QUEUE_ID (NCQ_NEXT bigint NOT NULL)",
+    "INSERT INTO NEXT_COMPACTION_QUEUE_ID VALUES (1)",
+    "CREATE TABLE COMPLETED_COMPACTIONS (CC_ID bigint PRIMARY KEY, "
+    "CC_DATABASE varchar(128) NOT NULL, CC_TABLE varchar(128) NOT NULL, "
+    "CC_PARTITION varchar(767), CC_STATE char(1) NOT NULL, CC_TYPE char(1) NOT NULL, "
+    "CC_TBLPROPERTIES varchar(2048), CC_WORKER_ID varchar(128), CC_START bigint, "
+    "CC_END bigint, CC_RUN_AS varchar(128), CC_HIGHEST_TXN_ID bigint, CC_META_INFO bytea, "
+    "CC_HADOOP_JOB_ID varchar(32))",
+    "CREATE TABLE AUX_TABLE (MT_KEY1 varchar(128) NOT NULL, MT_KEY2 bigint NOT NULL, "
+    "MT_COMMENT varchar(255), PRIMARY KEY (MT_KEY1, MT_KEY2))",
+    "CREATE TABLE WRITE_SET (WS_DATABASE varchar(128) NOT NULL, WS_TABLE varchar(128) NOT NULL, "
+    "WS_PARTITION varchar(767), WS_TXNID bigint NOT NULL, WS_COMMIT_ID bigint NOT NULL, "
+    "WS_OPERATION_TYPE char(1) NOT NULL)",
+    "CREATE TABLE TXN_MAP (REPL_POLICY varchar(128) NOT NULL, SRC_TXN_ID bigint NOT NULL, "
+    "TARGET_TXN_ID bigint NOT NULL, PRIMARY KEY (REPL_POLICY, SRC_TXN_ID))",
+)
+"""HMS 2.3's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, TXNS, ...) on PostgreSQL, for its
+lock calls, as Hive's hive-txn-schema-2.3.0.postgres.sql makes them (names not quoted, so in
+lower case; one row in each NEXT_* table), to run before HMS first starts on the database:
+its TxnHandler makes them only on Derby (make_transaction_tables)."""
 
 
 @contextlib.contextmanager

@@ -4,7 +4,12 @@ side by side in one run.
 
     python bench/planner_bench.py [--days 8] [--hours 25] [--cols 10] [--wide 1200]
                                   [--repeat 200] [--seconds 10]
-                                  [--backends sqlite,postgresql,hms]
+                                  [--backends sqlite,postgresql,hms,hms-postgresql]
+
+HMS runs on its embedded Derby (`hms`, as hms_process.hive_metastore runs it) and on
+PostgreSQL (`hms-postgresql`, as sites run it: a database of its own on the same server as
+ours, Hive's schema made by DataNucleus, direct SQL on, its transaction tables made as Hive's
+script for PostgreSQL makes them; two servers on it, as ours).
 
 A table of COLS bigint columns partitioned by (ds string, hr int), DAYS x HOURS partitions,
 with statistics for the table and every partition. Timed, p50 over REPEAT calls through the
@@ -14,7 +19,7 @@ generated client, each server in a process of its own on a loopback port:
   day's partitions (get_partitions_statistics_req, get_aggr_stats_for);
 * a planner's round (the table, the partition names, a day's partitions by filter and their
   statistics) repeated for SECONDS by four planners, each with a connection of its own,
-  spread over two servers on the database (HMS: one server, as its embedded Derby allows):
+  spread over two servers on the database (HMS on Derby: one, as embedded Derby allows):
   rounds per second, of four threads of a JVM through Hive 2.3.10's generated client (what
   Spark's planner uses: bench/java/PlannerRounds.java, compiled with javac), then of four
   threads of this script (whose decoding of the answers takes turns under Python's global
@@ -49,8 +54,9 @@ PostgreSQL database (its schema made by DataNucleus), which colstats then adopts
 database colstats made (target: within 1.2x).
 
 Cold is a server without the cache of answers (every call reads the database), warm one with
-it (answers from memory once read). It prints the p50s, the ratios to HMS and the targets;
-nothing here asserts on timings.
+it (answers from memory once read). It prints the p50s, the ratios of each HMS to ours and
+the targets (bench/planner_report.py), judged against HMS on PostgreSQL when it ran, else
+against HMS on Derby; nothing here asserts on timings.
 """
 
 from __future__ import annotations
@@ -69,11 +75,29 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hms_process import hive_metastore, pyspark_jars
+import sqlalchemy as sa
+from hms_process import (
+    JDBC_DRIVER,
+    POSTGRES_TRANSACTION_TABLES,
+    hive_metastore,
+    hive_metastore_on_postgres,
+    pyspark_jars,
+)
 from partition_bench import decoding
-from planner_floors import COMMIT, READ, DriverFloor, driver_floors, settled
+from planner_floors import COMMIT, DriverFloor, driver_floors, settled
 from planner_jvm import compile_jvm_planner, jvm_after_write, jvm_throughput
-from rpc_bench import our_databases, our_server, postgres_database
+from planner_report import (
+    DECODING,
+    ICEBERG_COMMIT,
+    NO_OP,
+    ROUND_JVM,
+    ROUND_PROCESSES,
+    ROUND_THREADS,
+    beside,
+    report,
+    report_adopted,
+)
+from rpc_bench import our_databases, our_server, postgres_database, postgres_problem
 from rpc_workload import connect
 from timing import Plan, Timing, measure, measure_together, progress
 
@@ -86,34 +110,6 @@ FIRST_DAY = datetime.date(2024, 1, 1)
 CACHE = 256 * 1024 * 1024  # the default size of the cache of answers
 Client = ThriftHiveMetastore.Client
 
-ROUND_JVM = "planner round, 4 JVM threads (rounds/s)"
-ROUND_THREADS = "planner round, 4 threads (rounds/s)"
-ROUND_PROCESSES = "planner round, 4 processes (rounds/s)"
-NO_OP = "a call that does nothing (set_ugi)"
-ICEBERG_COMMIT = "iceberg commit (lock, get_table, alter, unlock)"
-WRITES = ("update_partition_column_statistics", "add_partition")
-FLOOR_TARGETS = {"update_partition_column_statistics": 1.5, "add_partition": 2.0}
-"""Each write's target over its floor: a call that does nothing plus a durable commit."""
-
-# Targets: HMS's p50 / ours (throughput: ours / HMS's), cold and warm.
-TARGETS: dict[str, tuple[float | None, float | None]] = {
-    "get_table": (3.0, 10.0),
-    "get_partition_names": (None, 5.0),
-    "get_partitions_by_filter (a day)": (None, 5.0),
-    ROUND_JVM: (None, 10.0),
-    ROUND_THREADS: (None, 10.0),
-    ROUND_PROCESSES: (None, 10.0),
-    "update_partition_column_statistics": (10.0, 10.0),
-    "add_partition": (5.0, 5.0),
-}
-
-
-DECODING = "its answer decoded by this script's client, no server"
-"""The floor a read's answer sets with this script's client: the accelerated binary
-protocol's decoding of the answer's bytes, in process (partition_bench.decoding)."""
-
-AFTER_WRITE_TARGET = 5.0
-"""HMS's p50 / ours of the statistics reads of the table right after a write (warm)."""
 AFTER_WRITE_CALLS = (
     "get_partitions_statistics_req",
     "get_aggr_stats_for",
@@ -297,7 +293,33 @@ def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) ->
                 break
         out[name] = Timing(tuple(samples))
         out[f"{name}, {DECODING}"] = decoding(call, read(*arguments), plan)
+        if call != "get_partitions_by_names":
+            part, fresh = names[0], FRESH + next(counter)
+            client.update_partition_column_statistics(_stats(args, part, fresh, table))
+            _check_fresh(name, read(*arguments), part, fresh)
     return out
+
+
+FRESH = 10**12
+"""Above the seeds of the timed writes: a last write before each statistics read after a
+write is checked is seeded FRESH and more, so that its partition's c0 then has the highest
+value of the table, higher than any before."""
+
+
+def _check_fresh(name: str, answer: Any, part: str, fresh: int) -> None:
+    """Fail unless ANSWER (of the read NAME, right after a write of partition PART's
+    statistics seeded FRESH) holds what that write wrote: a timing of a stale answer
+    compares nothing."""
+    if name.startswith("get_aggr_stats_for"):
+        high = next(c for c in answer.colStats if c.colName == "c0").statsData.longStats.highValue
+    else:
+        stats = next(c for c in answer.partStats[part] if c.colName == "c0")
+        high = stats.statsData.longStats.highValue
+    if high != fresh:
+        raise RuntimeError(
+            f"{name}: c0's high value is {high} right after a write of {fresh}: the answer is "
+            "stale (a cache of the server's, not told of the write?)"
+        )
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -355,11 +377,6 @@ def throughput(ports: Sequence[int], args: argparse.Namespace, *, processes: boo
         planner.join()
     rounds: list[int] = done[:]
     return sum(rounds) / (time.perf_counter() - began)
-
-
-def beside(write: str, floor: str) -> str:
-    """The name of a part of WRITE's floor timed in turns with it."""
-    return f"{write}, in turns with it: {floor}"
 
 
 def writes(
@@ -442,7 +459,8 @@ def run(
         if warehouse is not None:
             create(client, warehouse, args)
         calls = reads(args)
-        if backend != "hms":  # HMS 2.3 closes the connection on a set_ugi after the first call
+        # HMS 2.3 closes the connection on a set_ugi after the first call.
+        if not backend.startswith("hms"):
             calls[NO_OP] = lambda c: c.set_ugi("bench", [])
         for name, call in calls.items():
             out[name] = measure(lambda c=call: c(client), plan).p50  # type: ignore[misc]
@@ -497,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=200, help="timed calls per measurement")
     parser.add_argument("--budget", type=float, default=20.0, help="seconds per measurement")
     parser.add_argument("--seconds", type=float, default=10.0, help="of planner rounds")
-    parser.add_argument("--backends", default="sqlite,postgresql,hms")
+    parser.add_argument("--backends", default="sqlite,postgresql,hms,hms-postgresql")
     args = parser.parse_args(argv)
     backends = args.backends.split(",")
     results: dict[str, dict[str, float]] = {}
@@ -526,6 +544,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress("hms: starting Hive Metastore 2.3.10")
             with hive_metastore(pyspark_jars(), transactions=True) as (port, home):
                 results["hms"] = run("hms", [port], args, str(home / "warehouse"), jvm)
+        if "hms-postgresql" in backends:
+            if problem := hms_on_postgres_problem():
+                progress(f"hms-postgresql skipped: {problem}")
+            else:
+                with two_hms_on_postgres(warehouse / "hms-postgresql", args) as ports:
+                    results["hms-postgresql"] = run("hms-postgresql", ports, args, None, jvm)
     for name, result in results.items():
         if name.split()[0] in floors:
             result.update(floors[name.split()[0]])
@@ -538,12 +562,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def hms_on_postgres_problem() -> str | None:
+    """Why HMS cannot run on the PostgreSQL server of PG_ADMIN_URL, or None."""
+    if not JDBC_DRIVER.exists():
+        return f"{JDBC_DRIVER} is missing (apt-get install libpostgresql-jdbc-java)"
+    return postgres_problem(PG_ADMIN_URL)
+
+
+@contextlib.contextmanager
+def two_hms_on_postgres(home: Path, args: argparse.Namespace) -> Iterator[list[int]]:
+    """Two HMS 2.3.10 servers on a new PostgreSQL database of their own (dropped after),
+    with the benchmark's table; yields their ports. POSTGRES_TRANSACTION_TABLES are made first,
+    then Hive's schema by DataNucleus (direct SQL on, as in hms_process.HMS_CONF). The table
+    is made through the first server before the second starts: DataNucleus makes each of
+    HMS's tables when a server first uses it, and two servers doing so at once could both
+    try."""
+    jars = pyspark_jars()
+    (home / "second").mkdir(parents=True)
+    with postgres_database(PG_ADMIN_URL) as url:
+        progress("hms-postgresql: Hive Metastore 2.3.10 makes its tables in a PostgreSQL database")
+        engine = sa.create_engine(url)
+        try:
+            with engine.begin() as conn:
+                for statement in POSTGRES_TRANSACTION_TABLES:
+                    conn.exec_driver_sql(statement)
+        finally:
+            engine.dispose()
+        with hive_metastore_on_postgres(jars, url, home, verify=False) as first:
+            with connect(first.port) as client:
+                create(client, str(home / "warehouse"), args)
+            with hive_metastore_on_postgres(jars, url, home / "second", verify=False) as second:
+                yield [first.port, second.port]
+
+
 @contextlib.contextmanager
 def adopted_database(admin_url: str, home: Path, args: argparse.Namespace) -> Iterator[str]:
     """A PostgreSQL database whose schema HMS 2.3.10 made and whose table HMS filled (as
     `create` fills ours), adopted by colstats; its URL."""
-    from hms_process import hive_metastore_on_postgres
-
     from metastore.store import adopt
 
     home.mkdir(parents=True, exist_ok=True)
@@ -556,143 +611,6 @@ def adopted_database(admin_url: str, home: Path, args: argparse.Namespace) -> It
             create(client, str(home / "warehouse"), args)
         adopt.adopt(url)
         yield url
-
-
-def report_adopted(
-    adopted: dict[str, dict[str, float]], results: dict[str, dict[str, float]]
-) -> None:
-    """Each call on the adopted database against the same call on a database colstats made."""
-    print("\non a database adopted from HMS, against one colstats made (PostgreSQL; target 1.2x):")
-    for mode, result in adopted.items():
-        ours = results.get(f"postgresql {mode}")
-        if ours is None:
-            continue
-        for name, value in result.items():
-            if name not in ours or name in (COMMIT, READ):
-                continue
-            throughput_ = name.endswith("(rounds/s)")
-            ratio = ours[name] / value if throughput_ else value / ours[name]
-            flag = "" if ratio <= 1.2 else "  MISSED"
-            print(f"  {mode:<5} {name:<48} {ratio:5.2f}x{flag}")
-
-
-def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
-    ours = [b for b in results if b != "hms"]
-    print(
-        f"\nplanner calls on a table of {args.cols} columns and {args.days * args.hours} "
-        "partitions, p50 in ms (rounds per second for the planner round):"
-    )
-    header = ["call", *results]
-    if "hms" in results:
-        header += [f"HMS / {b}" for b in ours] + ["target (cold, warm)", "met"]
-    rows = [header]
-    for name in results[next(iter(results))]:
-        throughput_ = name.endswith("(rounds/s)")
-        cells = [_cell(results[b].get(name), throughput_) for b in results]
-        row = [name, *cells]
-        if "hms" in results and (name not in results["hms"] or name.endswith(DECODING)):
-            row += ["-"] * (len(ours) + 2)
-        elif "hms" in results:
-            hms = results["hms"][name]
-            ratios = {
-                b: (results[b][name] / hms if throughput_ else hms / results[b][name]) for b in ours
-            }
-            row += [f"{ratios[b]:.1f}x" for b in ours]
-            cold, warm = _target(name, args)
-            row.append(f"{cold or '-'}x, {warm or '-'}x")
-            row.append(_met(ratios, cold, warm))
-        rows.append(row)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for i, row in enumerate(rows):
-        print(
-            "  ".join(
-                v.rjust(w) if i and j else v.ljust(w)
-                for j, (v, w) in enumerate(zip(row, widths, strict=True))
-            )
-        )
-        if i == 0:
-            print("  ".join("-" * w for w in widths))
-    if "hms" in results:
-        _report_floors(results, ours, args)
-
-
-def _target(name: str, args: argparse.Namespace) -> tuple[float | None, float | None]:
-    """The targets of the call NAME (HMS / ours, cold and warm)."""
-    after = f"after a write ({args.days * args.hours:,} x {args.cols})"
-    if after in name and not name.startswith("get_partitions_by_names"):
-        return None, AFTER_WRITE_TARGET
-    return TARGETS.get(name, (None, None))
-
-
-def _cell(value: float | None, throughput_: bool) -> str:
-    """VALUE as the table shows it: rounds per second, or ms; '-' when not measured."""
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if throughput_ else f"{value * 1e3:.2f}"
-
-
-def _report_floors(
-    results: dict[str, dict[str, float]], ours: Sequence[str], args: argparse.Namespace
-) -> None:
-    """For each write, the ratio to HMS that our floor allows: a write through a server costs
-    at least a call that does nothing plus a durable commit."""
-    print("\nthe most a write can be faster than HMS here (HMS / (no-op call + durable commit)):")
-    for write in WRITES:
-        allowed = []
-        for b in ours:
-            floor = results[b][NO_OP] + results[b][COMMIT]
-            allowed.append(f"{b} {results['hms'][write] / floor:.1f}x")
-        target = TARGETS[write][1]
-        print(f"  {write} (target {target:g}x): " + ", ".join(allowed))
-    print(
-        "\neach write over its floor (ours / (no-op call + durable commit), timed in turns "
-        "with it):"
-    )
-    for write in WRITES:
-        over = []
-        for b in ours:
-            floor = results[b][beside(write, NO_OP)] + results[b][beside(write, COMMIT)]
-            ratio = results[b][write] / floor
-            flag = "" if ratio <= FLOOR_TARGETS[write] else " MISSED"
-            over.append(f"{b} {ratio:.2f}x (floor {floor * 1e3:.2f} ms){flag}")
-        print(f"  {write} (target {FLOOR_TARGETS[write]:g}x): " + ", ".join(over))
-    print(
-        "\nthe most a warm read can be faster than HMS here (HMS / (no-op call + its least "
-        "statements: one, the versions, read with what changed after a write for the "
-        "statistics reads; two for the partitions read after a write)):"
-    )
-    for name in results["hms"]:
-        if name.endswith("(rounds/s)") or name in WRITES or name == ICEBERG_COMMIT:
-            continue
-        if name.endswith(DECODING):
-            continue
-        statements = 2 if name.startswith("get_partitions_by_names") and "after" in name else 1
-        target = _target(name, args)[1]
-        allowed = []
-        for b in (b for b in ours if b.endswith("warm")):
-            floor = results[b][NO_OP] + statements * results[b][READ]
-            allowed.append(f"{b} {results['hms'][name] / floor:.1f}x (floor {floor * 1e3:.2f} ms)")
-            # This script's client decodes the answer after the server sent it.
-            decoded = results[b].get(f"{name}, {DECODING}")
-            if decoded is not None:
-                floor += decoded
-                allowed.append(
-                    f"with this script's client's decoding of the answer "
-                    f"{results['hms'][name] / floor:.1f}x (floor {floor * 1e3:.2f} ms)"
-                )
-        if allowed:
-            print(f"  {name}, target {target or '-'}x: " + ", ".join(allowed))
-
-
-def _met(ratios: dict[str, float], cold: float | None, warm: float | None) -> str:
-    missed = [
-        b
-        for b, ratio in ratios.items()
-        if (target := cold if b.endswith("cold") else warm) is not None and ratio < target
-    ]
-    if cold is None and warm is None:
-        return ""
-    return "yes" if not missed else "MISSED: " + ", ".join(missed)
 
 
 if __name__ == "__main__":

@@ -141,11 +141,14 @@ def _checked(rows: list[StatsRow], columns: Columns, engine: str) -> list[StatsR
 
 def _json(rows: Sequence[StatsRow]) -> str:
     """ROWS (checked: ENGINE and COLUMN_TYPE set) as the function reads them: bytes in
-    bytea's hex form, the doubles JSON has no number for as text."""
+    bytea's hex form, the doubles JSON has no number for as text, the fields left unset
+    absent (jsonb_populate_recordset reads them as NULL; a write of one kind of statistics
+    leaves most unset, and half the text is parsed)."""
+    given = [{key: value for key, value in row.items() if value is not None} for row in rows]
     try:
-        return json.dumps(rows, default=_hex, allow_nan=False)
+        return json.dumps(given, default=_hex, allow_nan=False, separators=(",", ":"))
     except ValueError:  # a double that is not finite
-        return json.dumps([_json_row(row, row["ENGINE"]) for row in rows])
+        return json.dumps([_json_row(row, row["ENGINE"]) for row in rows], separators=(",", ":"))
 
 
 def _hex(value: Any) -> str:
@@ -178,7 +181,7 @@ def write(
         "db": owner[1],
         "table": owner[2],
         "partition": partition,
-        "rows": json.dumps([_json_row(row, engine) for row in rows]),
+        "rows": json.dumps([_json_row(row, engine) for row in rows], separators=(",", ":")),
     }
     written, column_names, column_types = driver_rows(s, _call(), params)[0]
     if not written:
@@ -190,15 +193,19 @@ def write(
 
 def _json_row(row: StatsRow, engine: str) -> dict[str, Any]:
     """ROW as the function reads it (jsonb_populate_recordset): ENGINE set, COLUMN_TYPE in
-    lower case (absent when not given), bytes in bytea's hex form and the doubles JSON has
-    no number for as text."""
+    lower case (absent when not given), bytes in bytea's hex form, the doubles JSON has no
+    number for as text, the fields left unset absent (read as NULL)."""
     out: dict[str, Any] = {}
     for key, value in row.items():
+        if value is None:
+            continue
         if isinstance(value, bytes | bytearray | memoryview):
             value = "\\x" + bytes(value).hex()
         elif isinstance(value, float) and not math.isfinite(value):
             value = "NaN" if math.isnan(value) else "Infinity" if value > 0 else "-Infinity"
         out[key] = value
     out["ENGINE"] = engine
-    out["COLUMN_TYPE"] = (row["COLUMN_TYPE"] or "").lower() or None
+    out.pop("COLUMN_TYPE", None)
+    if row["COLUMN_TYPE"]:
+        out["COLUMN_TYPE"] = row["COLUMN_TYPE"].lower()
     return out

@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from sqlalchemy import Pool, Select, bindparam, delete, func, select, text
+from sqlalchemy import Engine, Pool, Select, bindparam, delete, func, select, text
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.elements import BindParameter, ColumnElement
 
@@ -146,10 +146,7 @@ def refresh_partition_statistics(s: Session, added: Sequence[int]) -> None:
     partitions were dropped (which lowers the doubling), and then for RECHECK_AFTER adds at
     most."""
     engine = s.get_bind().engine
-    highest = max(added, default=0)
-    not_due = _NOT_DUE.get(engine.pool)
-    if not_due is not None and highest < not_due[0] and not_due[1] > 0:
-        _NOT_DUE[engine.pool] = (not_due[0], not_due[1] - 1)
+    if statistics_check_spared(engine, added):
         return
     dialect = engine.dialect.name
     if dialect == "postgresql":
@@ -178,6 +175,17 @@ def refresh_partition_statistics(s: Session, added: Sequence[int]) -> None:
         _NOT_DUE.pop(engine.pool, None)  # the next add reads what this one counted
     elif counted > 0:
         _NOT_DUE[engine.pool] = (2 * counted, RECHECK_AFTER)
+
+
+def statistics_check_spared(engine: Engine, added: Sequence[int]) -> bool:
+    """Whether refresh_partition_statistics is spared its check after an add of the ids
+    ADDED on ENGINE's database (and then counted as spared): so that an add made in a
+    transaction of its own opens none for a check it would skip."""
+    not_due = _NOT_DUE.get(engine.pool)
+    if not_due is not None and max(added, default=0) < not_due[0] and not_due[1] > 0:
+        _NOT_DUE[engine.pool] = (not_due[0], not_due[1] - 1)
+        return True
+    return False
 
 
 def _sqlite_analyzed_rows(s: Session) -> int:

@@ -32,7 +32,12 @@ from metastore.store.driver import driver_rows
 from metastore.store.partition_add import NewPartition
 from metastore.store.partition_filter import Filter, PartitionFilterError, parse_filter
 from metastore.store.partition_filter import queries as filter_queries
-from metastore.store.partitions import partition_ids, refresh_partition_statistics, with_values
+from metastore.store.partitions import (
+    partition_ids,
+    refresh_partition_statistics,
+    statistics_check_spared,
+    with_values,
+)
 from metastore.store.seen_tables import table_key
 from metastore.store.storage import insert_storages
 from metastore.store.transactions import on_commit
@@ -253,13 +258,15 @@ class PartitionCalls(ServiceBase):
     def _after_alone(self, folders: Sequence[str | None], part_ids: list[int]) -> None:
         """After an add alone committed: make the partitions' FOLDERS, then check whether
         the partitions are due to be analyzed (refresh_partition_statistics) in a
-        transaction of its own. Their failures are logged, not raised: the add is made,
+        transaction of its own, opened only when the check is not spared. Their failures are logged, not raised: the add is made,
         and a call that failed (or was run again by Transactions.run) would say otherwise."""
         for folder in folders:
             try:
                 self.warehouse.make_folder(folder)
             except Exception:
                 log.exception("the folder %s of a partition added was not made", folder)
+        if statistics_check_spared(self.tx.engine, part_ids):
+            return
         try:
             self.tx.run(
                 functools.partial(refresh_partition_statistics, added=part_ids),

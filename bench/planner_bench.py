@@ -84,7 +84,7 @@ from hms_process import (
     pyspark_jars,
 )
 from partition_bench import decoding
-from planner_floors import COMMIT, DriverFloor, driver_floors, settled
+from planner_floors import COMMIT, ROWS, DriverFloor, driver_floors, settled
 from planner_jvm import compile_jvm_planner, jvm_after_write, jvm_throughput
 from planner_report import (
     DECODING,
@@ -435,7 +435,10 @@ def writes(
         if floor is None:
             out[name] = measure(call, plan)
             continue
-        together = measure_together({name: call, COMMIT: floor.commit, NO_OP: noop}, plan)
+        parts: dict[str, Callable[[], object]] = {name: call, COMMIT: floor.commit, NO_OP: noop}
+        if name == "update_partition_column_statistics" and floor.postgres:
+            parts[ROWS] = floor.rows
+        together = measure_together(parts, plan)
         out[name] = together.pop(name)
         out.update({beside(name, part): timing for part, timing in together.items()})
     out[ICEBERG_COMMIT] = measure(commit, plan)

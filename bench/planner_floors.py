@@ -4,6 +4,7 @@ statement of the metastore's: the least a durable write and a read statement cos
 from __future__ import annotations
 
 import argparse
+import json
 from typing import Any
 
 from raw_sql import settle
@@ -12,6 +13,25 @@ from timing import Plan, measure
 
 COMMIT = "durable commit of COLS rows, no server"
 READ = "one read statement, no server"
+ROWS = "durable upsert of the write's COLS statistics rows alone, one statement, no server"
+
+_ROWS_UPSERT = """INSERT INTO bench_rows_floor AS s ("PART_ID", "CAT_NAME", "DB_NAME",
+  "TABLE_NAME", "PARTITION_NAME", "COLUMN_NAME", "COLUMN_TYPE", "ENGINE", "STATS_KIND",
+  "LONG_LOW_VALUE", "LONG_HIGH_VALUE", "NUM_DISTINCTS", "NUM_NULLS", "LAST_ANALYZED")
+SELECT %s, 'hive', 'planner', 'sales', %s, r."COLUMN_NAME", r."COLUMN_TYPE", r."ENGINE",
+  r."STATS_KIND", r."LONG_LOW_VALUE", r."LONG_HIGH_VALUE", r."NUM_DISTINCTS", r."NUM_NULLS",
+  r."LAST_ANALYZED"
+FROM jsonb_populate_recordset(NULL::bench_rows_floor, CAST(%s AS jsonb)) r
+ORDER BY r."COLUMN_NAME"
+ON CONFLICT ("PART_ID", "COLUMN_NAME", "ENGINE") DO UPDATE SET
+  "STATS_KIND" = excluded."STATS_KIND", "LONG_LOW_VALUE" = excluded."LONG_LOW_VALUE",
+  "LONG_HIGH_VALUE" = excluded."LONG_HIGH_VALUE", "NUM_DISTINCTS" = excluded."NUM_DISTINCTS",
+  "NUM_NULLS" = excluded."NUM_NULLS", "LAST_ANALYZED" = excluded."LAST_ANALYZED"
+"""
+"""The rows of a per-call statistics write of one partition (bench/planner_bench.py's) upserted
+into a table of PART_COL_STATS's shape and keys, as the write's statement upserts them (its
+rows as JSON, in one order), with none of the rest of the write: what PostgreSQL spends on
+the rows themselves."""
 
 
 class DriverFloor:
@@ -44,6 +64,12 @@ class DriverFloor:
         )
         self._select = "SELECT value FROM bench_commit_floor WHERE owner = {0} AND col = {0}"
         self._select = self._select.format("%s" if self.postgres else "?")
+        if self.postgres:
+            with self._engine.begin() as conn:
+                conn.exec_driver_sql(
+                    'CREATE TABLE IF NOT EXISTS bench_rows_floor (LIKE "PART_COL_STATS" '
+                    "INCLUDING ALL)"
+                )
 
     def commit(self) -> None:
         n = next(self._counter)
@@ -57,6 +83,29 @@ class DriverFloor:
             cursor.execute("BEGIN IMMEDIATE")
             cursor.executemany(self._upsert, rows)
             cursor.execute("COMMIT")
+        cursor.close()
+
+    def rows(self) -> None:
+        """ROWS: the statistics rows of a write of one partition's COLS columns upserted
+        alone, in one statement that is its own transaction (PostgreSQL only)."""
+        n = next(self._counter)
+        stats = [
+            {
+                "COLUMN_NAME": f"c{c}",
+                "COLUMN_TYPE": "bigint",
+                "ENGINE": "hive",
+                "STATS_KIND": "long",
+                "LONG_LOW_VALUE": -n - c,
+                "LONG_HIGH_VALUE": n + c,
+                "NUM_DISTINCTS": 100 + c,
+                "NUM_NULLS": n % 7,
+                "LAST_ANALYZED": 1_700_000_000 + n,
+            }
+            for c in range(self.cols)
+        ]
+        self._driver.autocommit = True
+        cursor = self._driver.cursor()
+        cursor.execute(_ROWS_UPSERT, (n % 200, f"p{n % 200}", json.dumps(stats)))
         cursor.close()
 
     def read(self) -> None:

@@ -64,6 +64,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import functools
 import multiprocessing
 import sys
 import tempfile
@@ -90,6 +91,7 @@ from planner_report import (
     DECODING,
     ICEBERG_COMMIT,
     NO_OP,
+    RAW,
     ROUND_JVM,
     ROUND_PROCESSES,
     ROUND_THREADS,
@@ -97,6 +99,7 @@ from planner_report import (
     report,
     report_adopted,
 )
+from raw_calls import RawCaller, encoded_call, reply_size
 from rpc_bench import our_databases, our_server, postgres_database, postgres_problem
 from rpc_workload import connect
 from timing import Plan, Timing, measure, measure_together, progress
@@ -261,9 +264,13 @@ def after_write_reads(args: argparse.Namespace) -> dict[str, tuple[str, list[str
     return out
 
 
-def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) -> dict[str, Timing]:
+def measure_after_write(
+    client: Client, port: int, args: argparse.Namespace, plan: Plan
+) -> dict[str, Timing]:
     """Each of `after_write_reads`, timed right after an untimed write of one of its
-    partitions' statistics (a different partition each time) through the same server."""
+    partitions' statistics (a different partition each time) through the same server; the
+    statistics reads also with their replies read as bytes (RawCaller, on the server at
+    PORT), their answers' sizes the same after every write."""
     columns = [f"c{c}" for c in range(args.cols)]
     out: dict[str, Timing] = {}
     counter = iter(range(10**9))
@@ -279,25 +286,39 @@ def measure_after_write(client: Client, args: argparse.Namespace, plan: Plan) ->
                 _stats(args, names[n * 7 % len(names)], n, table)
             )
 
-        for _ in range(plan.warmup):
-            write()
-            read(*arguments)
-        samples: list[float] = []
-        started = time.perf_counter()
-        while len(samples) < plan.count:
-            write()
-            t0 = time.perf_counter()
-            read(*arguments)
-            samples.append(time.perf_counter() - t0)
-            if len(samples) >= plan.min_count and time.perf_counter() - started >= plan.budget_s:
-                break
-        out[name] = Timing(tuple(samples))
-        out[f"{name}, {DECODING}"] = decoding(call, read(*arguments), plan)
+        out[name] = _after_writes(write, functools.partial(read, *arguments), plan)
+        answer = read(*arguments)
+        out[f"{name}, {DECODING}"] = decoding(call, answer, plan)
         if call != "get_partitions_by_names":
+            raw = RawCaller(port)
+            encoded, size = encoded_call(call, arguments), reply_size(call, answer)
+            try:
+                timed = functools.partial(raw.call, encoded, size)
+                out[f"{name}, {RAW}"] = _after_writes(write, timed, plan)
+                raw.check_drained()
+            finally:
+                raw.close()
             part, fresh = names[0], FRESH + next(counter)
             client.update_partition_column_statistics(_stats(args, part, fresh, table))
             _check_fresh(name, read(*arguments), part, fresh)
     return out
+
+
+def _after_writes(write: Callable[[], None], read: Callable[[], object], plan: Plan) -> Timing:
+    """READ timed as PLAN says, each time right after an untimed WRITE."""
+    for _ in range(plan.warmup):
+        write()
+        read()
+    samples: list[float] = []
+    started = time.perf_counter()
+    while len(samples) < plan.count:
+        write()
+        t0 = time.perf_counter()
+        read()
+        samples.append(time.perf_counter() - t0)
+        if len(samples) >= plan.min_count and time.perf_counter() - started >= plan.budget_s:
+            break
+    return Timing(tuple(samples))
 
 
 FRESH = 10**12
@@ -484,7 +505,7 @@ def run(
         for name, timing in timings.items():
             out[name] = timing.p50
             progress(f"  {backend:<16} {name:<40} p50 {timing.p50 * 1e3:8.2f} ms")
-        for name, timing in measure_after_write(client, args, plan).items():
+        for name, timing in measure_after_write(client, ports[0], args, plan).items():
             out[name] = timing.p50
             progress(f"  {backend:<16} {name:<40} p50 {timing.p50 * 1e3:8.2f} ms")
     if jvm is not None:

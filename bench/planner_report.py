@@ -36,6 +36,11 @@ DECODING = "its answer decoded by this script's client, no server"
 """The floor a read's answer sets with this script's client: the accelerated binary
 protocol's decoding of the answer's bytes, in process (partition_bench.decoding)."""
 
+RAW = "its answer read as bytes, not decoded"
+"""The server's part of a read and the transfer of its answer: the request's bytes sent and
+the reply's read whole on a connection of their own, nothing decoded
+(planner_bench.RawCaller)."""
+
 AFTER_WRITE_TARGET = 5.0
 """HMS's p50 / ours of the statistics reads of the table right after a write (warm)."""
 
@@ -147,7 +152,7 @@ def _ratios(
 def _target(name: str, args: argparse.Namespace) -> tuple[float | None, float | None]:
     """The targets of the call NAME (HMS / ours, cold and warm)."""
     after = f"after a write ({args.days * args.hours:,} x {args.cols})"
-    if after in name and not name.startswith("get_partitions_by_names"):
+    if after in name and not name.startswith("get_partitions_by_names") and RAW not in name:
         return None, AFTER_WRITE_TARGET
     return TARGETS.get(name, (None, None))
 
@@ -215,7 +220,7 @@ def _report_floors(
     for name in hms:
         if name.endswith("(rounds/s)") or name in WRITES or name == ICEBERG_COMMIT:
             continue
-        if name.endswith(DECODING):
+        if name.endswith((DECODING, RAW)):
             continue
         statements = 2 if name.startswith("get_partitions_by_names") and "after" in name else 1
         target = _target(name, args)[1]

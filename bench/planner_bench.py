@@ -34,7 +34,10 @@ generated client, each server in a process of its own on a loopback port:
   same over a table of WIDE partitions (1,200): what a planner reads while data is loaded;
   with, for each, this script's client's decoding of the answer, in process, no server (the
   least this client spends on the answer, whatever the server: the report adds it to the
-  floor of those reads);
+  floor of those reads), and, for the statistics reads, the read with its reply read as
+  bytes, not decoded (the server's part and the transfer: bench/raw_calls.py); after each
+  statistics read's timings, one more, right after a write, must hold what that write wrote
+  (a server answering from a cache the write left as it was fails the run);
 * get_partition_names_ps of a day (Trino's call), one statement when answered: to show what
   the cache costs where the answer costs least;
 * the floors, of our servers: a call that does nothing (set_ugi), a server's cost of a call
@@ -42,7 +45,8 @@ generated client, each server in a process of its own on a loopback port:
   the driver, no server: one round trip and the commit). No write through a server is faster
   than the two together, so the report gives, for each write, the ratio to HMS that this
   floor allows, and the write's own ratio to it (targets: 1.5x the statistics write, 2x
-  add_partition). Our writes are timed once the database has settled (VACUUM ANALYZE after
+  add_partition); the statistics write is also timed beside its rows' own upsert, alone
+  (planner_floors.ROWS). Our writes are timed once the database has settled (VACUUM ANALYZE after
   the loading and the calls before: left to autovacuum, that work ran while the writes were
   timed, on the same two cores), each in turns with its floor (a write, a durable commit on
   the driver, a call that does nothing, and again), so that both meet the same moments of a
@@ -286,15 +290,16 @@ def measure_after_write(
                 _stats(args, names[n * 7 % len(names)], n, table)
             )
 
-        out[name] = _after_writes(write, functools.partial(read, *arguments), plan)
+        out[name] = measure(functools.partial(read, *arguments), plan, before=write)
         answer = read(*arguments)
         out[f"{name}, {DECODING}"] = decoding(call, answer, plan)
         if call != "get_partitions_by_names":
             raw = RawCaller(port)
             encoded, size = encoded_call(call, arguments), reply_size(call, answer)
             try:
+                raw.check_size(encoded, size)
                 timed = functools.partial(raw.call, encoded, size)
-                out[f"{name}, {RAW}"] = _after_writes(write, timed, plan)
+                out[f"{name}, {RAW}"] = measure(timed, plan, before=write)
                 raw.check_drained()
             finally:
                 raw.close()
@@ -302,23 +307,6 @@ def measure_after_write(
             client.update_partition_column_statistics(_stats(args, part, fresh, table))
             _check_fresh(name, read(*arguments), part, fresh)
     return out
-
-
-def _after_writes(write: Callable[[], None], read: Callable[[], object], plan: Plan) -> Timing:
-    """READ timed as PLAN says, each time right after an untimed WRITE."""
-    for _ in range(plan.warmup):
-        write()
-        read()
-    samples: list[float] = []
-    started = time.perf_counter()
-    while len(samples) < plan.count:
-        write()
-        t0 = time.perf_counter()
-        read()
-        samples.append(time.perf_counter() - t0)
-        if len(samples) >= plan.min_count and time.perf_counter() - started >= plan.budget_s:
-            break
-    return Timing(tuple(samples))
 
 
 FRESH = 10**12
@@ -331,11 +319,9 @@ def _check_fresh(name: str, answer: Any, part: str, fresh: int) -> None:
     """Fail unless ANSWER (of the read NAME, right after a write of partition PART's
     statistics seeded FRESH) holds what that write wrote: a timing of a stale answer
     compares nothing."""
-    if name.startswith("get_aggr_stats_for"):
-        high = next(c for c in answer.colStats if c.colName == "c0").statsData.longStats.highValue
-    else:
-        stats = next(c for c in answer.partStats[part] if c.colName == "c0")
-        high = stats.statsData.longStats.highValue
+    found = answer.colStats if name.startswith("get_aggr_stats_for") else answer.partStats[part]
+    c0 = next((c for c in found if c.colName == "c0"), None)
+    high = c0.statsData.longStats.highValue if c0 is not None else None
     if high != fresh:
         raise RuntimeError(
             f"{name}: c0's high value is {high} right after a write of {fresh}: the answer is "

@@ -41,7 +41,8 @@ class DriverFloor:
     synced at the commit as the server's; PostgreSQL: its WAL flushed at the commit);
     `read`, a read of one of those rows by its key outside a transaction, the least a
     statement costs (an exact answer from memory reads its tables' versions, one
-    statement)."""
+    statement); on PostgreSQL, `rows`, ROWS: a statistics write's rows upserted alone into
+    a table of PART_COL_STATS's shape (bench_rows_floor)."""
 
     def __init__(self, url: str, cols: int) -> None:
         self.cols = cols
@@ -105,7 +106,8 @@ class DriverFloor:
         ]
         self._driver.autocommit = True
         cursor = self._driver.cursor()
-        cursor.execute(_ROWS_UPSERT, (n % 200, f"p{n % 200}", json.dumps(stats)))
+        rows = json.dumps(stats, separators=(",", ":"))
+        cursor.execute(_ROWS_UPSERT, (n % 200, f"p{n % 200}", rows))
         cursor.close()
 
     def read(self) -> None:

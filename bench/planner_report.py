@@ -39,7 +39,7 @@ protocol's decoding of the answer's bytes, in process (partition_bench.decoding)
 RAW = "its answer read as bytes, not decoded"
 """The server's part of a read and the transfer of its answer: the request's bytes sent and
 the reply's read whole on a connection of their own, nothing decoded
-(planner_bench.RawCaller)."""
+(raw_calls.RawCaller)."""
 
 AFTER_WRITE_TARGET = 5.0
 """HMS's p50 / ours of the statistics reads of the table right after a write (warm)."""

@@ -3,6 +3,7 @@ server and the transfer take of a call, without the client's decoding of the ans
 
 from __future__ import annotations
 
+import select
 import socket
 from collections.abc import Sequence
 from typing import Any
@@ -29,20 +30,35 @@ class RawCaller:
         self._socket.sendall(request)
         left = reply_size
         while left > 0:
-            chunk = self._socket.recv(min(left, 1 << 20))
+            try:
+                chunk = self._socket.recv(min(left, 1 << 20))
+            except TimeoutError:
+                raise RuntimeError(
+                    f"a reply shorter than its expected {reply_size} bytes ({left} missing)"
+                ) from None
             if not chunk:
                 raise RuntimeError("the server closed the connection")
             left -= len(chunk)
 
-    def check_drained(self) -> None:
-        """Fail when a reply was longer than the size it was read at."""
-        self._socket.setblocking(False)
+    def check_size(self, request: bytes, reply_size: int) -> None:
+        """Fail unless the reply to REQUEST is REPLY_SIZE bytes, before any is timed: a
+        reply read at another size would leave bytes for the next, or wait for more."""
+        self._socket.settimeout(10)
         try:
-            extra = self._socket.recv(1)
-        except BlockingIOError:
-            return
+            self.call(request, reply_size)
         finally:
             self._socket.settimeout(60)
+        self.check_drained()
+
+    def check_drained(self) -> None:
+        """Fail when bytes arrive after the last reply read (within 0.2 s): it was longer
+        than the size it was read at."""
+        ready, _, _ = select.select([self._socket], [], [], 0.2)
+        if not ready:
+            return
+        extra = self._socket.recv(1)
+        if not extra:
+            raise RuntimeError("the server closed the connection")
         raise RuntimeError(f"a reply was longer than its expected size ({extra!r} left)")
 
     def close(self) -> None:

@@ -58,12 +58,20 @@ class Timing:
         return len(self.samples) / sum(self.samples)
 
 
-def measure(fn: Callable[[], object], plan: Plan) -> Timing:
+def measure(
+    fn: Callable[[], object], plan: Plan, before: Callable[[], object] | None = None
+) -> Timing:
+    """FN timed as PLAN says; with BEFORE, each call right after an untimed call of it (a
+    write before a read of what it wrote)."""
     for _ in range(plan.warmup):
+        if before is not None:
+            before()
         fn()
     samples: list[float] = []
     started = time.perf_counter()
     while len(samples) < plan.count:
+        if before is not None:
+            before()
         t0 = time.perf_counter()
         fn()
         samples.append(time.perf_counter() - t0)

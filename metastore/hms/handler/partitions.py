@@ -258,8 +258,9 @@ class PartitionCalls(ServiceBase):
     def _after_alone(self, folders: Sequence[str | None], part_ids: list[int]) -> None:
         """After an add alone committed: make the partitions' FOLDERS, then check whether
         the partitions are due to be analyzed (refresh_partition_statistics) in a
-        transaction of its own, opened only when the check is not spared. Their failures are logged, not raised: the add is made,
-        and a call that failed (or was run again by Transactions.run) would say otherwise."""
+        transaction of its own, opened only when the check is not spared. Their failures
+        are logged, not raised: the add is made, and a call that failed (or was run again
+        by Transactions.run) would say otherwise."""
         for folder in folders:
             try:
                 self.warehouse.make_folder(folder)

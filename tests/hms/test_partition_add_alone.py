@@ -310,3 +310,29 @@ def test_a_failure_after_the_add_committed_does_not_fail_the_call(
     assert added == client.get_partition(db, "t", ["second"])
     assert client.get_partition_names(db, "t", -1) == ["ds=first", "ds=second"]
     assert str(error) in caplog.text
+
+
+def test_an_add_alone_whose_statistics_check_is_spared_opens_no_transaction(
+    servers: Servers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an add alone, the check of whether the partitions are due to be analyzed runs
+    in a transaction of its own, and not at all when it is spared (the adds that follow one
+    that found nothing due): then the add is its one statement, and no transaction is
+    opened for the check."""
+    running, client = servers["postgresql"]
+    db = _new_table(servers)["postgresql"]
+    client.add_partition(_part(db, ["first"]))  # the server knows the table
+    checks: list[str] = []
+    run = running.handler.tx.run
+
+    def counted(work: Any, *args: Any, name: str, **kwargs: Any) -> Any:
+        checks.append(name)
+        return run(work, *args, name=name, **kwargs)
+
+    monkeypatch.setattr(running.handler.tx, "run", counted)
+    monkeypatch.setattr(partition_calls, "statistics_check_spared", lambda *_: True)
+    client.add_partition(_part(db, ["spared"]))
+    monkeypatch.setattr(partition_calls, "statistics_check_spared", lambda *_: False)
+    client.add_partition(_part(db, ["checked"]))
+    assert checks.count("the check of the partitions' statistics") == 1, checks
+    assert client.get_partition_names(db, "t", -1) == ["ds=checked", "ds=first", "ds=spared"]

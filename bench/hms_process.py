@@ -180,7 +180,7 @@ def make_transaction_tables(
 ) -> None:
     """Make HMS's transaction tables (HIVE_LOCKS, NEXT_LOCK_ID, TXNS, ...) in the Derby of
     HOME (or the Derby database HIVE_CONF names: HMS runs Derby's statements; on PostgreSQL,
-    run POSTGRES_TRANSACTION_TABLES instead), which DataNucleus's auto-create does not make,
+    use make_postgres_transaction_tables), which DataNucleus's auto-create does not make,
     so that the lock calls work: start HMS once with hive.in.test=true and ask for its
     locks, which makes its TxnHandler create them. HMS must then be started again without
     that setting (with it, HMS refuses a lock whose operationType is UNSET, as pyiceberg
@@ -296,6 +296,19 @@ POSTGRES_TRANSACTION_TABLES = (
 lock calls, as Hive's hive-txn-schema-2.3.0.postgres.sql makes them (names not quoted, so in
 lower case; one row in each NEXT_* table), to run before HMS first starts on the database:
 its TxnHandler makes them only on Derby (make_transaction_tables)."""
+
+
+def make_postgres_transaction_tables(url: str) -> None:
+    """Make POSTGRES_TRANSACTION_TABLES in the PostgreSQL database at URL (a SQLAlchemy URL)."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(url)
+    try:
+        with engine.begin() as conn:
+            for statement in POSTGRES_TRANSACTION_TABLES:
+                conn.exec_driver_sql(statement)
+    finally:
+        engine.dispose()
 
 
 @contextlib.contextmanager

@@ -80,12 +80,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import sqlalchemy as sa
 from hms_process import (
     JDBC_DRIVER,
-    POSTGRES_TRANSACTION_TABLES,
     hive_metastore,
     hive_metastore_on_postgres,
+    make_postgres_transaction_tables,
     pyspark_jars,
 )
 from partition_bench import decoding
@@ -582,7 +581,7 @@ def hms_on_postgres_problem() -> str | None:
 @contextlib.contextmanager
 def two_hms_on_postgres(home: Path, args: argparse.Namespace) -> Iterator[list[int]]:
     """Two HMS 2.3.10 servers on a new PostgreSQL database of their own (dropped after),
-    with the benchmark's table; yields their ports. POSTGRES_TRANSACTION_TABLES are made first,
+    with the benchmark's table; yields their ports. HMS's transaction tables are made first,
     then Hive's schema by DataNucleus (direct SQL on, as in hms_process.HMS_CONF). The table
     is made through the first server before the second starts: DataNucleus makes each of
     HMS's tables when a server first uses it, and two servers doing so at once could both
@@ -591,13 +590,7 @@ def two_hms_on_postgres(home: Path, args: argparse.Namespace) -> Iterator[list[i
     (home / "second").mkdir(parents=True)
     with postgres_database(PG_ADMIN_URL) as url:
         progress("hms-postgresql: Hive Metastore 2.3.10 makes its tables in a PostgreSQL database")
-        engine = sa.create_engine(url)
-        try:
-            with engine.begin() as conn:
-                for statement in POSTGRES_TRANSACTION_TABLES:
-                    conn.exec_driver_sql(statement)
-        finally:
-            engine.dispose()
+        make_postgres_transaction_tables(url)
         with hive_metastore_on_postgres(jars, url, home, verify=False) as first:
             with connect(first.port) as client:
                 create(client, str(home / "warehouse"), args)

@@ -21,9 +21,9 @@ import sqlalchemy as sa
 from hms_oracle import JAVA_OPTIONS, client, jars
 from hms_process import (
     JDBC_DRIVER,
-    POSTGRES_TRANSACTION_TABLES,
     HiveMetastoreProcess,
     hive_metastore_on_postgres,
+    make_postgres_transaction_tables,
 )
 from java_tools import unavailable
 
@@ -149,11 +149,7 @@ def filled_template(admin_url: str, home: Path) -> Iterator[str]:
     with admin.connect() as conn:
         conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
     try:
-        engine = sa.create_engine(url)
-        with engine.begin() as conn:
-            for statement in POSTGRES_TRANSACTION_TABLES:
-                conn.exec_driver_sql(statement)
-        engine.dispose()
+        make_postgres_transaction_tables(url)
         with hive_metastore_on(url, home, verify=False) as hms:
             hms_client, transport = client(hms.port)
             try:

@@ -20,7 +20,7 @@ the database beside colstats, or alone again:
    partitions, parameters, storage or statistics, so that colstats's cache of answers stays
    exact beside HMS;
    and the functions that write a per-call write of statistics in one statement (schemas
-   0009 and 0010, metastore.stats.one_statement);
+   0009 and 0010, their bodies as of 0011, metastore.stats.one_statement);
 7. the Alembic revision, and COLSTATS_ADOPTION: the schema as it was (its tables, columns,
    defaults, indexes and constraints), from which `--undo` removes everything added.
 
@@ -403,17 +403,16 @@ $$""",
 
 
 def _write_function(result: Plan) -> None:
-    """The functions of schemas 0009 and 0010, as their migrations create them."""
+    """The functions of schemas 0009 and 0010, with the bodies schema 0011 gave them."""
     versions = "metastore.migrations.versions"
-    write = importlib.import_module(f"{versions}.0009_statistics_write_function")
-    alone = importlib.import_module(f"{versions}.0010_statistics_write_alone")
+    latest = importlib.import_module(f"{versions}.0011_statistics_write_accurate_first")
     result.add(
         f"create function {m.WRITE_FUNCTION}: a per-call statistics write in one statement",
-        write.WRITE_FUNCTION,
+        latest.WRITE_FUNCTION,
     )
     result.add(
         f"create function {m.WRITE_ALONE_FUNCTION}: the same write outside a transaction",
-        alone.WRITE_ALONE_FUNCTION,
+        latest.WRITE_ALONE_FUNCTION,
     )
 
 

@@ -15,6 +15,8 @@ WRITE_FUNCTION is also what `metastore db adopt` creates (metastore.store.adopt)
 
 from __future__ import annotations
 
+import textwrap
+
 from alembic import op
 
 revision = "0009"
@@ -115,13 +117,111 @@ _REFUSALS = {
 """How the comment of each function ends: what it refuses, and what it answers."""
 
 
-def function_sql(name: str, *, alone: bool) -> str:
+_ACCURATE = """\
+  -- COLUMN_STATS_ACCURATE with the rows' columns, as metastore.stats.accurate renders it:
+  -- compact JSON, BASIC_STATS kept, the columns sorted by code point, every character
+  -- outside printable ASCII escaped as Python's json.dumps escapes it.
+  v_columns := ARRAY(SELECT r."COLUMN_NAME" FROM jsonb_to_recordset(p_rows)
+                       AS r("COLUMN_NAME" text));
+  IF v_stored IS NOT NULL AND v_stored <> '' THEN
+    IF lower(btrim(v_stored, E' \\t\\n\\r\\f\\v')) = 'true' THEN
+      v_basic := true;
+    ELSE
+      BEGIN
+        v_json := v_stored::jsonb;
+      EXCEPTION WHEN others THEN
+        v_json := NULL;
+      END;
+      IF jsonb_typeof(v_json) = 'object' THEN
+        v_basic := lower(coalesce(v_json ->> 'BASIC_STATS', '')) = 'true';
+        IF jsonb_typeof(v_json -> 'COLUMN_STATS') = 'object' THEN
+          v_columns := v_columns || ARRAY(
+            SELECT e.key FROM jsonb_each_text(v_json -> 'COLUMN_STATS') e
+            WHERE lower(e.value) = 'true');
+        END IF;
+      END IF;
+    END IF;
+  END IF;
+  v_new := NULL;
+  FOR v_key IN SELECT DISTINCT k COLLATE "C" FROM unnest(v_columns) k ORDER BY 1 LOOP
+    v_escaped := to_json(v_key)::text;
+    IF v_escaped ~ '[^\\x01-\\x7e]' THEN
+      v_key := v_escaped;
+      v_escaped := '';
+      FOREACH v_char IN ARRAY regexp_split_to_array(v_key, '') LOOP
+        v_code := ascii(v_char);
+        IF v_code < 127 THEN
+          v_escaped := v_escaped || v_char;
+        ELSIF v_code < 65536 THEN
+          v_escaped := v_escaped || '\\u' || lpad(to_hex(v_code), 4, '0');
+        ELSE
+          v_escaped := v_escaped || '\\u' || to_hex(55296 + ((v_code - 65536) >> 10))
+            || '\\u' || to_hex(56320 + ((v_code - 65536) & 1023));
+        END IF;
+      END LOOP;
+    END IF;
+    v_new := coalesce(v_new || ',', '') || v_escaped || ':"true"';
+  END LOOP;
+  IF v_new IS NOT NULL THEN
+    v_new := '"COLUMN_STATS":{' || v_new || '}';
+  END IF;
+  IF v_basic THEN
+    v_new := '"BASIC_STATS":"true"' || coalesce(',' || v_new, '');
+  END IF;
+  v_new := '{' || v_new || '}';
+  IF v_new IS DISTINCT FROM v_stored THEN
+    IF p_partition IS NULL THEN
+      IF v_new IS NULL THEN
+        DELETE FROM "TABLE_PARAMS"
+          WHERE "TBL_ID" = v_tbl_id AND "PARAM_KEY" = 'COLUMN_STATS_ACCURATE';
+      ELSE
+        INSERT INTO "TABLE_PARAMS" ("TBL_ID", "PARAM_KEY", "PARAM_VALUE")
+          VALUES (v_tbl_id, 'COLUMN_STATS_ACCURATE', v_new)
+          ON CONFLICT ("TBL_ID", "PARAM_KEY") DO UPDATE SET "PARAM_VALUE" = excluded."PARAM_VALUE";
+      END IF;
+    ELSIF v_new IS NULL THEN
+      DELETE FROM "PARTITION_PARAMS"
+        WHERE "PART_ID" = v_part_id AND "PARAM_KEY" = 'COLUMN_STATS_ACCURATE';
+    ELSE
+      INSERT INTO "PARTITION_PARAMS" ("PART_ID", "PARAM_KEY", "PARAM_VALUE")
+        VALUES (v_part_id, 'COLUMN_STATS_ACCURATE', v_new)
+        ON CONFLICT ("PART_ID", "PARAM_KEY") DO UPDATE SET "PARAM_VALUE" = excluded."PARAM_VALUE";
+    END IF;
+  END IF;"""
+"""COLUMN_STATS_ACCURATE of the table or partition written, with the rows' columns."""
+
+_UNCHANGED_FIRST = """\
+  -- The stored value stays as it is when it already is the rendering of exactly the rows'
+  -- columns (BASIC_STATS true or absent): the common case, a column's statistics written
+  -- again, told without parsing it. Names outside printable ASCII take the way below.
+  SELECT '{"COLUMN_STATS":{' || string_agg(to_json(k)::text || ':"true"', ',' ORDER BY k)
+           || '}}'
+    INTO v_new
+    FROM (SELECT DISTINCT r."COLUMN_NAME" COLLATE "C" AS k
+          FROM jsonb_to_recordset(p_rows) AS r("COLUMN_NAME" text)) c;
+  IF v_stored IS NULL OR v_new IS NULL OR v_new ~ '[^\\x01-\\x7e]'
+     OR (v_stored <> v_new AND v_stored <> '{"BASIC_STATS":"true",' || substr(v_new, 2)) THEN
+"""
+
+
+def _accurate(unchanged_first: bool) -> str:
+    """_ACCURATE; with UNCHANGED_FIRST (schema 0011), after a check that spares it when the
+    stored value stays as it is."""
+    if not unchanged_first:
+        return _ACCURATE
+    return _UNCHANGED_FIRST + textwrap.indent(_ACCURATE, "  ") + "\n  END IF;"
+
+
+def function_sql(name: str, *, alone: bool, unchanged_first: bool = False) -> str:
     """The CREATE FUNCTION of the write function NAME: this schema's (not ALONE), or schema
     0010's colstats_write_statistics_alone (ALONE), which writes only when the owner's
     columns are those the caller checked its rows against, and without rows answers the
-    owner's columns (metastore.stats.one_statement)."""
+    owner's columns (metastore.stats.one_statement). UNCHANGED_FIRST: schema 0011's body,
+    which tells a COLUMN_STATS_ACCURATE the write leaves as it is without parsing it, as
+    CREATE OR REPLACE (the arguments and the answer stay)."""
     arguments = _ALONE_ARGUMENTS if alone else ""
-    return f"""CREATE FUNCTION {name}(
+    verb = "CREATE OR REPLACE" if unchanged_first else "CREATE"
+    return f"""{verb} FUNCTION {name}(
   p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,{arguments}
   OUT written boolean, OUT column_names text[], OUT column_types text[])
 LANGUAGE plpgsql VOLATILE AS $$
@@ -186,76 +286,7 @@ BEGIN
     SELECT "PARAM_VALUE" INTO v_stored FROM "PARTITION_PARAMS"
       WHERE "PART_ID" = v_part_id AND "PARAM_KEY" = 'COLUMN_STATS_ACCURATE';
   END IF;
-  -- COLUMN_STATS_ACCURATE with the rows' columns, as metastore.stats.accurate renders it:
-  -- compact JSON, BASIC_STATS kept, the columns sorted by code point, every character
-  -- outside printable ASCII escaped as Python's json.dumps escapes it.
-  v_columns := ARRAY(SELECT r."COLUMN_NAME" FROM jsonb_to_recordset(p_rows)
-                       AS r("COLUMN_NAME" text));
-  IF v_stored IS NOT NULL AND v_stored <> '' THEN
-    IF lower(btrim(v_stored, E' \\t\\n\\r\\f\\v')) = 'true' THEN
-      v_basic := true;
-    ELSE
-      BEGIN
-        v_json := v_stored::jsonb;
-      EXCEPTION WHEN others THEN
-        v_json := NULL;
-      END;
-      IF jsonb_typeof(v_json) = 'object' THEN
-        v_basic := lower(coalesce(v_json ->> 'BASIC_STATS', '')) = 'true';
-        IF jsonb_typeof(v_json -> 'COLUMN_STATS') = 'object' THEN
-          v_columns := v_columns || ARRAY(
-            SELECT e.key FROM jsonb_each_text(v_json -> 'COLUMN_STATS') e
-            WHERE lower(e.value) = 'true');
-        END IF;
-      END IF;
-    END IF;
-  END IF;
-  v_new := NULL;
-  FOR v_key IN SELECT DISTINCT k COLLATE "C" FROM unnest(v_columns) k ORDER BY 1 LOOP
-    v_escaped := to_json(v_key)::text;
-    IF v_escaped ~ '[^\\x01-\\x7e]' THEN
-      v_key := v_escaped;
-      v_escaped := '';
-      FOREACH v_char IN ARRAY regexp_split_to_array(v_key, '') LOOP
-        v_code := ascii(v_char);
-        IF v_code < 127 THEN
-          v_escaped := v_escaped || v_char;
-        ELSIF v_code < 65536 THEN
-          v_escaped := v_escaped || '\\u' || lpad(to_hex(v_code), 4, '0');
-        ELSE
-          v_escaped := v_escaped || '\\u' || to_hex(55296 + ((v_code - 65536) >> 10))
-            || '\\u' || to_hex(56320 + ((v_code - 65536) & 1023));
-        END IF;
-      END LOOP;
-    END IF;
-    v_new := coalesce(v_new || ',', '') || v_escaped || ':"true"';
-  END LOOP;
-  IF v_new IS NOT NULL THEN
-    v_new := '"COLUMN_STATS":{{' || v_new || '}}';
-  END IF;
-  IF v_basic THEN
-    v_new := '"BASIC_STATS":"true"' || coalesce(',' || v_new, '');
-  END IF;
-  v_new := '{{' || v_new || '}}';
-  IF v_new IS DISTINCT FROM v_stored THEN
-    IF p_partition IS NULL THEN
-      IF v_new IS NULL THEN
-        DELETE FROM "TABLE_PARAMS"
-          WHERE "TBL_ID" = v_tbl_id AND "PARAM_KEY" = 'COLUMN_STATS_ACCURATE';
-      ELSE
-        INSERT INTO "TABLE_PARAMS" ("TBL_ID", "PARAM_KEY", "PARAM_VALUE")
-          VALUES (v_tbl_id, 'COLUMN_STATS_ACCURATE', v_new)
-          ON CONFLICT ("TBL_ID", "PARAM_KEY") DO UPDATE SET "PARAM_VALUE" = excluded."PARAM_VALUE";
-      END IF;
-    ELSIF v_new IS NULL THEN
-      DELETE FROM "PARTITION_PARAMS"
-        WHERE "PART_ID" = v_part_id AND "PARAM_KEY" = 'COLUMN_STATS_ACCURATE';
-    ELSE
-      INSERT INTO "PARTITION_PARAMS" ("PART_ID", "PARAM_KEY", "PARAM_VALUE")
-        VALUES (v_part_id, 'COLUMN_STATS_ACCURATE', v_new)
-        ON CONFLICT ("PART_ID", "PARAM_KEY") DO UPDATE SET "PARAM_VALUE" = excluded."PARAM_VALUE";
-    END IF;
-  END IF;
+{_accurate(unchanged_first)}
   -- The versions, as metastore.store.versions.bump moves them for a write of statistics:
   -- the table's (its PARTS_VERSION kept while colstats gave it its version), then the
   -- partition's.

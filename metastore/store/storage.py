@@ -202,6 +202,32 @@ def load_skewed(s: Session, sd_ids: Sequence[int]) -> dict[int, Skewed]:
     return out
 
 
+_SD_VALUES = tuple(c.key for c in SDS.columns if c.key not in ("SD_ID", "CD_ID", "SERDE_ID"))
+_SERDE_VALUES = tuple(c.key for c in SERDES.columns if c.key != "SERDE_ID")
+
+
+def _row_values(row: Any, keys: Sequence[str]) -> tuple[Any, ...] | None:
+    return None if row is None else tuple(getattr(row, key) for key in keys)
+
+
+def same_storage(stored: Storage, given: Storage) -> bool:
+    """Whether GIVEN (a descriptor as rows to insert) holds exactly what STORED (as
+    load_storages read it) holds, ids aside: the alter of a table or partition that gives its
+    descriptor back unchanged (an Iceberg commit, statistics written as parameters) then
+    keeps it instead of writing a copy and deleting it. Any difference, in a value or in an
+    order, says no."""
+    return (
+        _row_values(stored.sd, _SD_VALUES) == _row_values(given.sd, _SD_VALUES)
+        and _row_values(stored.serde, _SERDE_VALUES) == _row_values(given.serde, _SERDE_VALUES)
+        and list(stored.columns) == list(given.columns)
+        and stored.serde_params == given.serde_params
+        and stored.sd_params == given.sd_params
+        and stored.bucket_cols == given.bucket_cols
+        and stored.sort_cols == given.sort_cols
+        and stored.skewed == given.skewed
+    )
+
+
 def column_signature(columns: Sequence[ColumnDef]) -> list[tuple[str, str | None, str | None]]:
     ordered = sorted(columns, key=lambda c: c.INTEGER_IDX)
     return [(c.COLUMN_NAME, c.TYPE_NAME, c.COMMENT) for c in ordered]

@@ -44,6 +44,7 @@ from metastore.store.storage import (
     insert_storages,
     load_storages,
     location,
+    same_storage,
     set_location,
     storage_descriptor,
 )
@@ -109,18 +110,7 @@ class PartitionChangeCalls(StatisticsWrites):
         context: Mapping[str, str],
     ) -> None:
         if part.sd is not None:
-            old = load_storages(s, [partition.SD_ID]).get(partition.SD_ID or -1)
-            storage = table_structs.storage_rows(part.sd)
-            if not storage.sd.LOCATION and old is not None:
-                storage.sd.LOCATION = old.sd.LOCATION
-            table_cd = storage_descriptor(s, table.SD_ID)
-            candidates = [old.sd.CD_ID if old else None, table_cd.CD_ID if table_cd else None]
-            (new_sd,) = insert_storages(s, [storage], reuse_cd_ids=candidates)
-            old_sd, partition.SD_ID = partition.SD_ID, new_sd
-            s.flush()
-            delete_storages(s, [old_sd])
-            if old is not None:
-                self._delete_changed_statistics(s, partition, old, storage)
+            self._replace_storage(s, table, partition, part.sd)
         if part.lastAccessTime:
             partition.LAST_ACCESS_TIME = part.lastAccessTime
         columns = column_types(s, partition.SD_ID)
@@ -140,6 +130,27 @@ class PartitionChangeCalls(StatisticsWrites):
                 database.NAME, table.TBL_NAME, partition.PART_NAME, received.statistics
             )
             statistics.write_statistics(s, [entry], spark_stats.ENGINE)
+
+    def _replace_storage(
+        self, s: Session, table: m.Table, partition: m.Partition, sd: t.StorageDescriptor
+    ) -> None:
+        """Give PARTITION the descriptor SD (with its location kept when SD gives none); the
+        statistics of the columns it removes or retypes are deleted. A descriptor given back
+        unchanged is kept as it is stored (storage.same_storage)."""
+        old = load_storages(s, [partition.SD_ID]).get(partition.SD_ID or -1)
+        storage = table_structs.storage_rows(sd)
+        if not storage.sd.LOCATION and old is not None:
+            storage.sd.LOCATION = old.sd.LOCATION
+        if old is not None and same_storage(old, storage):
+            return
+        table_cd = storage_descriptor(s, table.SD_ID)
+        candidates = [old.sd.CD_ID if old else None, table_cd.CD_ID if table_cd else None]
+        (new_sd,) = insert_storages(s, [storage], reuse_cd_ids=candidates)
+        old_sd, partition.SD_ID = partition.SD_ID, new_sd
+        s.flush()
+        delete_storages(s, [old_sd])
+        if old is not None:
+            self._delete_changed_statistics(s, partition, old, storage)
 
     @staticmethod
     def _delete_changed_statistics(

@@ -15,6 +15,8 @@ text. Partition keys cannot change (only their comments), nor can a view become 
 
 from __future__ import annotations
 
+import copy
+
 from sqlalchemy.orm import Session
 
 from hive_metastore_thrift import ttypes as t
@@ -44,6 +46,7 @@ from metastore.store.storage import (
     location,
     move_partition_locations,
     partition_column_lists,
+    same_storage,
     set_column_list,
     set_location,
 )
@@ -192,8 +195,9 @@ class _Alter:
             context = self.context
             if received.basic:  # Spark's ANALYZE measured them: kept as given, not counted
                 context = {**context, fast_stats.DO_NOT_UPDATE_STATS: "true"}
-            self.s.flush()
-            fast_stats.on_alter(params, None, location(self.s, row.SD_ID), context)
+            if not fast_stats.skipped(params, context):  # the folder is read only then
+                self.s.flush()
+                fast_stats.on_alter(params, None, location(self.s, row.SD_ID), context)
         replace_params(self.s, m.TableParam, row.TBL_ID, params)
         if received.statistics:  # Spark's ANALYZE ... FOR COLUMNS, kept in Hive's format
             self.s.flush()
@@ -226,6 +230,8 @@ class _Alter:
         ]
         if given != stored:
             raise self._refuse(f"partition keys cannot be changed (stored {stored}, given {given})")
+        if not given:  # an unpartitioned table: no comment to change
+            return
         for key, new_key in zip(
             partition_keys(self.s, self.table.TBL_ID), self.new.partitionKeys, strict=True
         ):
@@ -239,6 +245,8 @@ class _Alter:
         if self.new.sd is None:
             if renamed:
                 self._move(target_db, target_name, None)
+            return []
+        if not renamed and _given_back(self.new.sd, self.current.sd):
             return []
         storage = table_structs.storage_rows(self.new.sd)
         old_sd = self.table.SD_ID
@@ -254,6 +262,8 @@ class _Alter:
             storage.sd.LOCATION = old.sd.LOCATION if old else None
         if renamed:
             self._move(target_db, target_name, storage)
+        if old is not None and same_storage(old, storage):
+            return []
         reuse = old.sd.CD_ID if old is not None else None
         (new_sd,) = insert_storages(self.s, [storage], reuse_cd_ids=[reuse])
         self.table.SD_ID = new_sd
@@ -312,3 +322,16 @@ class _Alter:
 
 def _types(columns: list[ColumnDef]) -> dict[str, str]:
     return {c.COLUMN_NAME: (c.TYPE_NAME or "").lower() for c in columns}
+
+
+def _given_back(given: t.StorageDescriptor, current: t.StorageDescriptor | None) -> bool:
+    """Whether GIVEN is CURRENT, the table's descriptor as answered (its location may be left
+    out: the stored one is kept then), as a client that read the table and changed something
+    else gives it back (an Iceberg commit): the stored one is kept, unread. Anything else is
+    compared with it as stored (storage.same_storage)."""
+    if current is None:
+        return False
+    if not given.location:
+        given = copy.copy(given)
+        given.location = current.location
+    return bool(given == current)

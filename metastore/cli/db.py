@@ -136,7 +136,10 @@ def _current(args: argparse.Namespace) -> int:
         print(f"{where}: {hive}, not adopted; `metastore db adopt --db URL` adopts it")
         return EXIT_OK
     current, head = migrate.current_revision(url), migrate.head_revision()
-    state = "up to date" if current == head else f"behind the newest revision {head}"
+    if current is not None and current not in migrate.shipped_revisions():
+        state = f"from a newer colstats (this one's newest is {head})"
+    else:
+        state = "up to date" if current == head else f"behind the newest revision {head}"
     adopted = f"{hive}, adopted: " if hive is not None else ""
     print(f"{where}: {adopted}revision {current or '(empty)'}, {state}")
     return EXIT_OK
@@ -161,8 +164,9 @@ def _check(args: argparse.Namespace) -> int:
         print(f"{where}: no database file; run `metastore db upgrade` to create it")
         return EXIT_FAILED
     migrate.refuse_unadopted(url)
-    differences = migrate.schema_differences(url)
     current, head = migrate.current_revision(url), migrate.head_revision()
+    migrate.refuse_newer_release(url, current)
+    differences = migrate.schema_differences(url)
     if not differences and current == head:
         print(f"{where}: the schema matches the models")
         return EXIT_OK

@@ -113,8 +113,11 @@ def _database(exc: BaseException) -> tuple[int, str] | None:
             hint = " (is the server running, and are the host, port, user and password right?)"
         return EXIT_FAILED, f"the database cannot be used: {detail}{hint}"
     migrate = sys.modules.get("metastore.store.migrate")
-    if migrate is not None and isinstance(exc, migrate.UnadoptedHiveDatabase):
-        return EXIT_FAILED, str(exc)
+    if migrate is not None:
+        if isinstance(exc, migrate.UnadoptedHiveDatabase | migrate.RevisionFromNewerRelease):
+            return EXIT_FAILED, str(exc)
+        if isinstance(exc, migrate.UnreachableRevision):
+            return EXIT_USAGE, str(exc)
     hive_schema = sys.modules.get("metastore.store.hive_schema")
     if hive_schema is not None and isinstance(exc, hive_schema.NotAdoptable):
         return EXIT_FAILED, str(exc)

@@ -198,7 +198,9 @@ def run(args: argparse.Namespace) -> int:
             migrate.upgrade(url)  # refuses a Hive Metastore database not adopted
         else:
             migrate.refuse_unadopted(url)
-            if migrate.current_revision(url) != migrate.head_revision():
+            current = migrate.current_revision(url)
+            migrate.refuse_newer_release(url, current)
+            if current != migrate.head_revision():
                 raise CliError(
                     f"the schema of {transactions.safe_url(url)} is not at the newest revision; "
                     "run `metastore db upgrade --db URL` or start without --no-migrate",

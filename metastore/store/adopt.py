@@ -20,7 +20,7 @@ the database beside colstats, or alone again:
    partitions, parameters, storage or statistics, so that colstats's cache of answers stays
    exact beside HMS;
    and the functions that write a per-call write of statistics in one statement (schemas
-   0009 and 0010, their bodies as of 0011, metastore.stats.one_statement);
+   0009 and 0010, their bodies as of 0012, metastore.stats.one_statement);
 7. the Alembic revision, and COLSTATS_ADOPTION: the schema as it was (its tables, columns,
    defaults, indexes and constraints), from which `--undo` removes everything added.
 
@@ -403,9 +403,9 @@ $$""",
 
 
 def _write_function(result: Plan) -> None:
-    """The functions of schemas 0009 and 0010, with the bodies schema 0011 gave them."""
+    """The functions of schemas 0009 and 0010, with the bodies schema 0012 gave them."""
     versions = "metastore.migrations.versions"
-    latest = importlib.import_module(f"{versions}.0011_statistics_write_accurate_first")
+    latest = importlib.import_module(f"{versions}.0012_statistics_write_fewer_statements")
     result.add(
         f"create function {m.WRITE_FUNCTION}: a per-call statistics write in one statement",
         latest.WRITE_FUNCTION,

@@ -357,9 +357,9 @@ def test_db_check_downgrade_and_upgrade(
     assert "behind the newest revision" in out
     code, out, _ = run(capsys, "db", "check", "--db", database_url)
     assert code == EXIT_FAILED and "run `metastore db upgrade` to migrate it" in out
-    # The newest revision (0011) adds nothing on SQLite and changes functions' bodies only
+    # The newest revision (0012) adds nothing on SQLite and changes functions' bodies only
     # on PostgreSQL: the schema matches, its revision is behind.
-    assert "revision is 0010, not the newest (0011)" in out
+    assert "revision is 0011, not the newest (0012)" in out
     # The newest schema under an older revision (one that changes nothing on its backend, as
     # 0004 on SQLite, or a revision stamped by hand): check says it is not the newest.
     assert run(capsys, "db", "upgrade", "--db", database_url)[0] == EXIT_OK

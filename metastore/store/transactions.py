@@ -326,11 +326,13 @@ class Transactions:
         """
         bind = self._write_engine if write else self._read_engine
         with Session(bind=bind, expire_on_commit=False, autoflush=False) as session:
-            session.begin()
+            # The transaction begins with the work's first statement: work that runs none
+            # (a write made alone, Transactions.alone) commits nothing and saves the
+            # session's commit.
             versions.begin(session, write=write)
             try:
                 result = work(session)
-                if write:
+                if write and session.in_transaction():
                     session.flush()
                     versions.bump(session)
             except BaseException:
@@ -339,7 +341,8 @@ class Transactions:
                     undo()
                 raise
             try:
-                session.commit()
+                if session.in_transaction():
+                    session.commit()
             except DBAPIError as e:
                 if e.connection_invalidated:
                     raise OutcomeUnknown(

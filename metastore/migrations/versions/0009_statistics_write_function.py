@@ -212,25 +212,22 @@ def _accurate(unchanged_first: bool) -> str:
     return _UNCHANGED_FIRST + textwrap.indent(_ACCURATE, "  ") + "\n  END IF;"
 
 
-def function_sql(name: str, *, alone: bool, unchanged_first: bool = False) -> str:
-    """The CREATE FUNCTION of the write function NAME: this schema's (not ALONE), or schema
-    0010's colstats_write_statistics_alone (ALONE), which writes only when the owner's
-    columns are those the caller checked its rows against, and without rows answers the
-    owner's columns (metastore.stats.one_statement). UNCHANGED_FIRST: schema 0011's body,
-    which tells a COLUMN_STATS_ACCURATE the write leaves as it is without parsing it, as
-    CREATE OR REPLACE (the arguments and the answer stay)."""
-    arguments = _ALONE_ARGUMENTS if alone else ""
-    verb = "CREATE OR REPLACE" if unchanged_first else "CREATE"
-    return f"""{verb} FUNCTION {name}(
-  p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,{arguments}
-  OUT written boolean, OUT column_names text[], OUT column_types text[])
-LANGUAGE plpgsql VOLATILE AS $$
--- Statistics rows P_ROWS (a JSON array of objects named by the statistics columns, ENGINE
--- set, COLUMN_TYPE lower case or absent: the column's type then) of table
--- P_CATALOG.P_DB.P_TABLE (names as stored), or of its partition named P_PARTITION (as
--- stored; NULL: the table's own), written as metastore.stats.writes writes them. WRITTEN is
--- false, with nothing written, when the table or partition is not found, {_REFUSALS[alone]}
-DECLARE
+TABLE_VERSION_UPSERT = """\
+  INSERT INTO "TBL_VERSIONS" AS v ("TBL_ID", "VERSION", "PARTS_VERSION", "SEEN_VERSION")
+    SELECT v_tbl_id, n, n, n FROM (SELECT nextval('"TBL_VERSION_SEQ"') AS n) drawn
+    ON CONFLICT ("TBL_ID") DO UPDATE SET
+      "VERSION" = greatest(v."VERSION" + 1, excluded."VERSION"),
+      "PARTS_VERSION" = CASE
+        WHEN v."SEEN_VERSION" IS NOT NULL AND v."SEEN_VERSION" = v."VERSION"
+        THEN v."PARTS_VERSION"
+        ELSE greatest(v."VERSION" + 1, excluded."VERSION") END,
+      "SEEN_VERSION" = greatest(v."VERSION" + 1, excluded."VERSION")
+    RETURNING v."VERSION\""""
+"""The move of table v_tbl_id's version by a write of statistics (as
+metastore.store.versions.bump moves it), answering the new VERSION."""
+
+
+VARIABLES = """\
   v_tbl_id bigint;
   v_db_name text;
   v_table_name text;
@@ -247,8 +244,26 @@ DECLARE
   v_char text;
   v_code integer;
   v_escaped text;
-  v_version bigint;
-BEGIN
+"""
+"""The variables of a write function's body, as _ACCURATE uses them."""
+
+
+def opening(verb: str, name: str, *, alone: bool, variables: str) -> str:
+    """A write function's text up to its table found and locked: VERB (CREATE, or CREATE OR
+    REPLACE) FUNCTION NAME with the arguments and comment of 0009's function or, ALONE,
+    0010's, and VARIABLES declared."""
+    arguments = _ALONE_ARGUMENTS if alone else ""
+    return f"""{verb} FUNCTION {name}(
+  p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,{arguments}
+  OUT written boolean, OUT column_names text[], OUT column_types text[])
+LANGUAGE plpgsql VOLATILE AS $$
+-- Statistics rows P_ROWS (a JSON array of objects named by the statistics columns, ENGINE
+-- set, COLUMN_TYPE lower case or absent: the column's type then) of table
+-- P_CATALOG.P_DB.P_TABLE (names as stored), or of its partition named P_PARTITION (as
+-- stored; NULL: the table's own), written as metastore.stats.writes writes them. WRITTEN is
+-- false, with nothing written, when the table or partition is not found, {_REFUSALS[alone]}
+DECLARE
+{variables}BEGIN
   written := false;
   -- The table, locked against other statistics writes until the commit (as
   -- metastore.stats.owners locks it: adding partitions goes on).
@@ -262,6 +277,19 @@ BEGIN
   IF v_tbl_id IS NULL THEN
     RETURN;
   END IF;
+"""
+
+
+def function_sql(name: str, *, alone: bool, unchanged_first: bool = False) -> str:
+    """The CREATE FUNCTION of the write function NAME: this schema's (not ALONE), or schema
+    0010's colstats_write_statistics_alone (ALONE), which writes only when the owner's
+    columns are those the caller checked its rows against, and without rows answers the
+    owner's columns (metastore.stats.one_statement). UNCHANGED_FIRST: schema 0011's body,
+    which tells a COLUMN_STATS_ACCURATE the write leaves as it is without parsing it, as
+    CREATE OR REPLACE (the arguments and the answer stay)."""
+    verb = "CREATE OR REPLACE" if unchanged_first else "CREATE"
+    head = opening(verb, name, alone=alone, variables=VARIABLES + "  v_version bigint;\n")
+    return f"""{head}\
   IF p_partition IS NOT NULL THEN
     SELECT p."PART_ID", sd."CD_ID" INTO v_part_id, v_cd_id
       FROM "PARTITIONS" p LEFT JOIN "SDS" sd ON sd."SD_ID" = p."SD_ID"
@@ -290,16 +318,7 @@ BEGIN
   -- The versions, as metastore.store.versions.bump moves them for a write of statistics:
   -- the table's (its PARTS_VERSION kept while colstats gave it its version), then the
   -- partition's.
-  INSERT INTO "TBL_VERSIONS" AS v ("TBL_ID", "VERSION", "PARTS_VERSION", "SEEN_VERSION")
-    SELECT v_tbl_id, n, n, n FROM (SELECT nextval('"TBL_VERSION_SEQ"') AS n) drawn
-    ON CONFLICT ("TBL_ID") DO UPDATE SET
-      "VERSION" = greatest(v."VERSION" + 1, excluded."VERSION"),
-      "PARTS_VERSION" = CASE
-        WHEN v."SEEN_VERSION" IS NOT NULL AND v."SEEN_VERSION" = v."VERSION"
-        THEN v."PARTS_VERSION"
-        ELSE greatest(v."VERSION" + 1, excluded."VERSION") END,
-      "SEEN_VERSION" = greatest(v."VERSION" + 1, excluded."VERSION")
-    RETURNING v."VERSION" INTO v_version;
+{TABLE_VERSION_UPSERT} INTO v_version;
   IF v_part_id IS NOT NULL THEN
     INSERT INTO "PART_VERSIONS" ("PART_ID", "VERSION") VALUES (v_part_id, v_version)
       ON CONFLICT ("PART_ID") DO UPDATE SET "VERSION" = excluded."VERSION";

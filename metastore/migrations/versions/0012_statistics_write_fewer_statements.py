@@ -73,21 +73,12 @@ _UNCHANGED = """\
      OR (v_stored <> v_new AND v_stored <> '{"BASIC_STATS":"true",' || substr(v_new, 2)) THEN
 """
 
-_VERSIONS_MOVED = """\
+_VERSIONS_MOVED = f"""\
   -- The versions, as metastore.store.versions.bump moves them for a write of statistics:
   -- the table's (its PARTS_VERSION kept while colstats gave it its version) and the
   -- partition's, in one statement (a data-changing WITH runs whether or not it is read).
   WITH moved AS (
-    INSERT INTO "TBL_VERSIONS" AS v ("TBL_ID", "VERSION", "PARTS_VERSION", "SEEN_VERSION")
-      SELECT v_tbl_id, n, n, n FROM (SELECT nextval('"TBL_VERSION_SEQ"') AS n) drawn
-      ON CONFLICT ("TBL_ID") DO UPDATE SET
-        "VERSION" = greatest(v."VERSION" + 1, excluded."VERSION"),
-        "PARTS_VERSION" = CASE
-          WHEN v."SEEN_VERSION" IS NOT NULL AND v."SEEN_VERSION" = v."VERSION"
-          THEN v."PARTS_VERSION"
-          ELSE greatest(v."VERSION" + 1, excluded."VERSION") END,
-        "SEEN_VERSION" = greatest(v."VERSION" + 1, excluded."VERSION")
-      RETURNING v."VERSION")
+{textwrap.indent(_FUNCTIONS.TABLE_VERSION_UPSERT, "  ")})
   INSERT INTO "PART_VERSIONS" ("PART_ID", "VERSION")
     SELECT v_part_id, moved."VERSION" FROM moved WHERE v_part_id IS NOT NULL
     ON CONFLICT ("PART_ID") DO UPDATE SET "VERSION" = excluded."VERSION";"""
@@ -98,47 +89,8 @@ def function_sql(name: str, *, alone: bool) -> str:
     0009 function's (not ALONE) or the 0010 one's (ALONE), as 0009's function_sql
     describes them."""
     f = _FUNCTIONS
-    arguments = f._ALONE_ARGUMENTS if alone else ""
-    return f"""CREATE OR REPLACE FUNCTION {name}(
-  p_catalog text, p_db text, p_table text, p_partition text, p_rows jsonb,{arguments}
-  OUT written boolean, OUT column_names text[], OUT column_types text[])
-LANGUAGE plpgsql VOLATILE AS $$
--- Statistics rows P_ROWS (a JSON array of objects named by the statistics columns, ENGINE
--- set, COLUMN_TYPE lower case or absent: the column's type then) of table
--- P_CATALOG.P_DB.P_TABLE (names as stored), or of its partition named P_PARTITION (as
--- stored; NULL: the table's own), written as metastore.stats.writes writes them. WRITTEN is
--- false, with nothing written, when the table or partition is not found, {f._REFUSALS[alone]}
-DECLARE
-  v_tbl_id bigint;
-  v_db_name text;
-  v_table_name text;
-  v_cd_id bigint;
-  v_part_id bigint;
-  v_names text[];
-  v_types text[];
-  v_stored text;
-  v_new text;
-  v_json jsonb;
-  v_basic boolean := false;
-  v_columns text[];
-  v_key text;
-  v_char text;
-  v_code integer;
-  v_escaped text;
-BEGIN
-  written := false;
-  -- The table, locked against other statistics writes until the commit (as
-  -- metastore.stats.owners locks it: adding partitions goes on).
-  SELECT d."NAME", t."TBL_ID", t."TBL_NAME", sd."CD_ID"
-    INTO v_db_name, v_tbl_id, v_table_name, v_cd_id
-    FROM "TBLS" t
-    JOIN "DBS" d ON d."DB_ID" = t."DB_ID"
-    LEFT JOIN "SDS" sd ON sd."SD_ID" = t."SD_ID"
-    WHERE d."CTLG_NAME" = p_catalog AND d."NAME" = p_db AND t."TBL_NAME" = p_table
-    FOR NO KEY UPDATE OF t;
-  IF v_tbl_id IS NULL THEN
-    RETURN;
-  END IF;
+    opening = f.opening("CREATE OR REPLACE", name, alone=alone, variables=f.VARIABLES)
+    return f"""{opening}\
 {_OWNER}
   column_names := v_names;
   column_types := v_types;

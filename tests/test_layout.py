@@ -56,6 +56,17 @@ def test_no_hand_written_module_is_over_700_lines() -> None:
     assert too_long == {}, "split these modules by role"
 
 
+def test_every_migration_has_a_title_of_one_line() -> None:
+    """Alembic logs a revision's title (its docstring's first paragraph) as `db upgrade` runs
+    it: a title of two lines prints its second without the log line's prefix."""
+    long_titles = []
+    for path in sorted((ROOT / "metastore" / "migrations" / "versions").glob("0*.py")):
+        docstring = path.read_text(encoding="utf-8").split('"""')[1]
+        if "\n\n" not in docstring or "\n" in docstring.split("\n\n")[0]:
+            long_titles.append(path.name)
+    assert long_titles == []
+
+
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", f"{code}\nimport sys\nprint(' '.join(sorted(sys.modules)))"],

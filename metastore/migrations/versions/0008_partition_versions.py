@@ -1,9 +1,10 @@
-"""partition versions: a write of statistics moves its partitions' versions, so that an answer
-over many partitions is rebuilt from the partitions that changed
+"""partition versions, moved by a write of statistics to its partitions
 
 Revision ID: 0008
 Revises: 0007
 Create Date: 2026-11-29 10:00:00.000000
+
+An answer over many partitions is rebuilt from the partitions that changed.
 
 PART_VERSIONS holds a version per partition whose statistics colstats has written since;
 TBL_VERSIONS gains PARTS_VERSION (the version of the table's last change that may have

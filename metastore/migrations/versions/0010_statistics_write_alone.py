@@ -1,5 +1,4 @@
-"""statistics write alone: a per-call write of statistics on PostgreSQL as a transaction of its
-own, one round trip in all
+"""statistics write alone: a per-call write of statistics in one round trip on PostgreSQL
 
 Revision ID: 0010
 Revises: 0009

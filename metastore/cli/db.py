@@ -101,6 +101,7 @@ def _downgrade(args: argparse.Namespace) -> int:
     missing = _missing_file(url)
     if missing is not None:
         raise CliError(f"no database at {missing}: there is nothing to downgrade", EXIT_USAGE)
+    migrate.check_target(url, args.revision, forward=False)  # before asking
     if args.revision == "base" and not args.yes:
         _confirm_dropping_everything(transactions.safe_url(url))
     configure_logging("INFO")

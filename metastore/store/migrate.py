@@ -4,8 +4,10 @@ of a database's schema with the models (`metastore db check`)."""
 
 from __future__ import annotations
 
+import re
 import sys
 import warnings
+from collections.abc import Callable
 from importlib import resources
 
 import sqlalchemy as sa
@@ -57,19 +59,21 @@ class UnreachableRevision(Exception):
 
 
 class RevisionFromNewerRelease(Exception):
-    """The database is at a revision the shipped migrations do not have: a newer colstats
-    migrated it."""
+    """The database is at a revision the shipped migrations do not have: most likely a newer
+    colstats migrated it."""
 
 
 def upgrade(url: str, revision: str = "head") -> None:
     """Migrate the database at URL to REVISION; a Hive Metastore database must be adopted
     first (refuse_unadopted)."""
     refuse_unadopted(url)
-    _migrate(url, revision, forward=True)
+    check_target(url, revision, forward=True)
+    _run(command.upgrade, url, revision)
 
 
 def downgrade(url: str, revision: str) -> None:
-    _migrate(url, revision, forward=False)
+    check_target(url, revision, forward=False)
+    _run(command.downgrade, url, revision)
 
 
 def shipped_revisions() -> list[str]:
@@ -81,44 +85,99 @@ def shipped_revisions() -> list[str]:
 def refuse_newer_release(url: str, current: str | None) -> None:
     """RevisionFromNewerRelease when CURRENT, the revision of the database at URL, is not one
     this package ships."""
+    _refuse_newer_release(url, current, shipped_revisions())
+
+
+def _refuse_newer_release(url: str, current: str | None, shipped: list[str]) -> None:
     from metastore.store.transactions import safe_url
 
-    shipped = shipped_revisions()
     if current is not None and current not in shipped:
         raise RevisionFromNewerRelease(
             f"{safe_url(url)} is at revision {current}, which this colstats does not have "
-            f"(its newest is {shipped[-1]}): a newer colstats migrated it; run that one"
+            f"(its newest is {shipped[-1]}): most likely a newer colstats migrated it; run "
+            f"that one, or its `metastore db downgrade --revision {shipped[-1]} --db URL` first"
         )
 
 
-def _migrate(url: str, revision: str, forward: bool) -> None:
-    """Upgrade (FORWARD) or downgrade to REVISION. Alembic raises one CommandError for a
-    database from a newer release and for a target it cannot reach, and upgrades "to" an older
-    revision by doing nothing: each is told apart and said here."""
+_RELATIVE = re.compile(r"(.*?)([+-])(\d+)")
+"""A revision given relative to another (`head-1`, `0005+2`) or to the database's (`-1`)."""
+
+
+def check_target(url: str, revision: str, *, forward: bool) -> None:
+    """Refuse, before anything changes, an upgrade (FORWARD) or downgrade of the database at
+    URL to REVISION that Alembic would refuse in its own words (a revision it does not know,
+    one further than there are) or, for an upgrade to an older revision, do as nothing:
+    UnreachableRevision, saying what to give instead; RevisionFromNewerRelease for a database
+    of a newer release. REVISION as Alembic takes it: an id or its unique prefix, base, head,
+    any of those followed by +N or -N, or +N / -N from the database's revision."""
     shipped = shipped_revisions()
     current = current_revision(url)
-    refuse_newer_release(url, current)
-    if current is not None and revision in shipped:
-        position, now = shipped.index(revision), shipped.index(current)
-        if forward and position < now:
+    _refuse_newer_release(url, current, shipped)
+    now = 0 if current is None else shipped.index(current) + 1  # base is 0
+    target = _position(revision, shipped, now)
+    if target is None or not 0 <= target <= len(shipped):
+        if not forward and now == 0:
             raise UnreachableRevision(
-                f"--revision {revision} is older than the database's revision {current}: "
-                f"`metastore db downgrade --revision {revision}` goes back to it"
+                f"--revision {revision}: the database is empty, there is nothing to downgrade"
             )
-        if not forward and position > now:
-            raise UnreachableRevision(
-                f"--revision {revision} is newer than the database's revision {current}: "
-                f"`metastore db upgrade --revision {revision}` goes forward to it"
-            )
-    run = command.upgrade if forward else command.downgrade
+        given = "a revision of this colstats" if target is None else "within its revisions"
+        raise UnreachableRevision(
+            f"--revision {revision} is not {given}: {_options(shipped, now, forward)}"
+        )
+    if forward and target < now:
+        raise UnreachableRevision(
+            f"--revision {revision} is older than the database's revision {current}: "
+            f"`metastore db downgrade --revision {revision} --db URL` goes back to it"
+        )
+    if not forward and target > now:
+        raise UnreachableRevision(
+            f"--revision {revision} is newer than the database's revision {current or 'base'}: "
+            f"`metastore db upgrade --revision {revision} --db URL` goes forward to it"
+        )
+
+
+def _position(revision: str, shipped: list[str], now: int) -> int | None:
+    """Where REVISION lies among SHIPPED (0: base, then 1 for the first revision), NOW being
+    the database's; None for a name that is not one of them."""
+    relative = _RELATIVE.fullmatch(revision)
+    if relative is not None:
+        anchor, sign, steps = relative.groups()
+        start = now if anchor == "" else _position(anchor, shipped, now)
+        if start is None:
+            return None
+        return start + int(steps) if sign == "+" else start - int(steps)
+    if revision == "base":
+        return 0
+    if revision in ("head", "heads"):
+        return len(shipped)
+    matches = [i for i, r in enumerate(shipped) if r.startswith(revision)] if revision else []
+    return matches[0] + 1 if len(matches) == 1 else None
+
+
+def _options(shipped: list[str], now: int, forward: bool) -> str:
+    """What an upgrade (FORWARD) or a downgrade from position NOW may be given."""
+    if forward:
+        if now == len(shipped):
+            return f"the database is at the newest revision ({shipped[-1]}) already"
+        later = _revisions(shipped[now], shipped[-1])
+        return f"give head, +N to move N revisions, or {later} (`metastore db history`)"
+    earlier = f", or {_revisions(shipped[0], shipped[now - 2])}" if now > 1 else ""
+    return f"give base, -N to move N revisions back{earlier} (`metastore db history`)"
+
+
+def _revisions(first: str, last: str) -> str:
+    return f"revision {first}" if first == last else f"a revision from {first} to {last}"
+
+
+def _run(run: Callable[[Config, str], None], url: str, revision: str) -> None:
+    """RUN (Alembic's upgrade or downgrade) to REVISION, checked by check_target: a
+    CommandError left (one it does not foresee) still names what was typed."""
     try:
         run(alembic_config(url), revision)
     except CommandError as e:
-        # The database's revision is one shipped: the target is what could not be resolved.
         raise UnreachableRevision(
-            f"--revision {revision}: {str(e).splitlines()[0].rstrip('.')}; give base, a "
-            f"revision from {shipped[0]} to {shipped[-1]}, head, or -N / +N to move N "
-            "revisions (`metastore db history`)"
+            f"--revision {revision}: {str(e).splitlines()[0].rstrip('.')} (`metastore db "
+            "history` lists the revisions)"
         ) from None
 
 

@@ -375,23 +375,37 @@ def test_db_check_downgrade_and_upgrade(
     code, _, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "zzz")
     assert code == EXIT_USAGE, err
     assert err == (
-        "metastore db downgrade: error: --revision zzz: Can't locate revision identified by "
-        f"'zzz'; give base, a revision from 0001 to {migrate.head_revision()}, head, or -N / +N "
-        "to move N revisions (`metastore db history`)\n"
+        "metastore db downgrade: error: --revision zzz: the database is empty, there is "
+        "nothing to downgrade\n"
     )
+    head = migrate.head_revision()
     code, _, err = run(capsys, "db", "upgrade", "--db", database_url, "--revision", "9999")
-    assert code == EXIT_USAGE and "--revision 9999: Can't locate revision" in err
+    assert code == EXIT_USAGE, err
+    assert err == (
+        "metastore db upgrade: error: --revision 9999 is not a revision of this colstats: give "
+        f"head, +N to move N revisions, or a revision from 0001 to {head} (`metastore db "
+        "history`)\n"
+    )
     # Revisions the other way from the database's, and further than there are revisions.
     assert run(capsys, "db", "upgrade", "--db", database_url, "--revision", "0005")[0] == EXIT_OK
     code, _, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "0008")
     assert code == EXIT_USAGE, err
-    assert "--revision 0008 is newer than the database's revision 0005: `metastore db " in err
-    code, _, err = run(capsys, "db", "upgrade", "--db", database_url, "--revision", "0003")
+    assert err.endswith(
+        "--revision 0008 is newer than the database's revision 0005: `metastore db upgrade "
+        "--revision 0008 --db URL` goes forward to it\n"
+    )
+    for older in ("0003", "base", "head-9", "-1"):
+        code, _, err = run(capsys, "db", "upgrade", "--db", database_url, "--revision", older)
+        assert code == EXIT_USAGE, err
+        assert f"--revision {older} is older than the database's revision 0005: `metastore " in err
+    code, _, err = run(capsys, "db", "downgrade", "--db", database_url, "--revision", "-9")
     assert code == EXIT_USAGE, err
-    assert "--revision 0003 is older than the database's revision 0005: `metastore db " in err
-    for verb, relative in (("downgrade", "-9"), ("upgrade", "+9")):
-        code, _, err = run(capsys, "db", verb, "--db", database_url, "--revision", relative)
-        assert code == EXIT_USAGE and f"--revision {relative}: Relative revision" in err, err
+    assert err.endswith(
+        "--revision -9 is not within its revisions: give base, -N to move N revisions back, or "
+        "a revision from 0001 to 0004 (`metastore db history`)\n"
+    )
+    code, _, err = run(capsys, "db", "upgrade", "--db", database_url, "--revision", "+9")
+    assert code == EXIT_USAGE and "--revision +9 is not within its revisions: give head" in err
     assert ": revision 0005, behind" in run(capsys, "db", "current", "--db", database_url)[1]
     # A database that a newer colstats migrated: mended by running that one, not by retyping.
     engine = sa.create_engine(database_url)
@@ -399,13 +413,20 @@ def test_db_check_downgrade_and_upgrade(
         conn.execute(sa.text("UPDATE alembic_version SET version_num = '0099'"))
     engine.dispose()
     newer = "is at revision 0099, which this colstats does not have (its newest is "
-    for argv in (["upgrade"], ["downgrade", "--revision", "-1"], ["check"]):
+    for argv in (
+        ["upgrade"],
+        ["downgrade", "--revision", "-1"],
+        ["downgrade", "--revision", "base"],
+        ["check"],
+    ):
         code, _, err = run(capsys, "db", *argv, "--db", database_url)
         assert code == EXIT_FAILED and newer in err, err
-        assert err.endswith("a newer colstats migrated it; run that one\n")
+        assert err.endswith(
+            f"run that one, or its `metastore db downgrade --revision {head} --db URL` first\n"
+        )
     code, out, _ = run(capsys, "db", "current", "--db", database_url)
     assert code == EXIT_OK and out.endswith(
-        f": revision 0099, from a newer colstats (this one's newest is {migrate.head_revision()})\n"
+        f": revision 0099, from a newer colstats (this one's newest is {head})\n"
     )
     for migrating in ([], ["--no-migrate"]):
         code, _, err = run(capsys, "serve", "--db", database_url, "--port", "0", *migrating)

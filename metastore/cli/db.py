@@ -136,8 +136,9 @@ def _current(args: argparse.Namespace) -> int:
     if hive is not None and not hive.adopted:
         print(f"{where}: {hive}, not adopted; `metastore db adopt --db URL` adopts it")
         return EXIT_OK
-    current, head = migrate.current_revision(url), migrate.head_revision()
-    if current is not None and current not in migrate.shipped_revisions():
+    current, shipped = migrate.current_revision(url), migrate.shipped_revisions()
+    head = shipped[-1]
+    if current is not None and current not in shipped:
         state = f"from a newer colstats (this one's newest is {head})"
     else:
         state = "up to date" if current == head else f"behind the newest revision {head}"

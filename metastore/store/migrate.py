@@ -85,12 +85,9 @@ def shipped_revisions() -> list[str]:
 def refuse_newer_release(url: str, current: str | None) -> None:
     """RevisionFromNewerRelease when CURRENT, the revision of the database at URL, is not one
     this package ships."""
-    _refuse_newer_release(url, current, shipped_revisions())
-
-
-def _refuse_newer_release(url: str, current: str | None, shipped: list[str]) -> None:
     from metastore.store.transactions import safe_url
 
+    shipped = shipped_revisions()
     if current is not None and current not in shipped:
         raise RevisionFromNewerRelease(
             f"{safe_url(url)} is at revision {current}, which this colstats does not have "
@@ -110,9 +107,9 @@ def check_target(url: str, revision: str, *, forward: bool) -> None:
     UnreachableRevision, saying what to give instead; RevisionFromNewerRelease for a database
     of a newer release. REVISION as Alembic takes it: an id or its unique prefix, base, head,
     any of those followed by +N or -N, or +N / -N from the database's revision."""
-    shipped = shipped_revisions()
     current = current_revision(url)
-    _refuse_newer_release(url, current, shipped)
+    refuse_newer_release(url, current)
+    shipped = shipped_revisions()
     now = 0 if current is None else shipped.index(current) + 1  # base is 0
     target = _position(revision, shipped, now)
     if target is None or not 0 <= target <= len(shipped):
@@ -205,5 +202,5 @@ def schema_differences(url: str) -> list[str]:
         engine.dispose()
 
 
-def head_revision() -> str | None:
-    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+def head_revision() -> str:
+    return shipped_revisions()[-1]

@@ -5,10 +5,12 @@ early."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -324,3 +326,31 @@ def _listening_on(port: int) -> list[str]:
                 family = socket.AF_INET if len(raw) == 4 else socket.AF_INET6
                 found.append(socket.inet_ntop(family, raw))
     return found
+
+
+def test_db_upgrade_prints_the_revisions_it_runs_and_a_failure_in_one_line(
+    tmp_path: Path,
+) -> None:
+    """`db upgrade` and `db downgrade` show a line per revision run, not Alembic's lines
+    about the backend it opened; a failure is its one line."""
+    url = f"sqlite:///{tmp_path / 'metastore.db'}"
+    done = metastore("db", "upgrade", "--db", url, "--revision", "0002")
+    assert done.returncode == EXIT_OK, done.stderr
+    logged = done.stderr.splitlines()
+    assert [line.split(": ", 1)[1] for line in logged] == [
+        "Running upgrade  -> 0001, initial schema",
+        "Running upgrade 0001 -> 0002, functions (FUNCS, FUNC_RU) and skewed values (SKEWED_*)",
+    ]
+    assert done.stdout == f"{url} is at revision 0002\n"
+    done = metastore("db", "downgrade", "--db", url, "--revision", "0001")
+    assert done.returncode == EXIT_OK, done.stderr
+    assert len(done.stderr.splitlines()) == 1 and "Running downgrade 0002 -> 0001" in done.stderr
+    done = metastore("db", "upgrade", "--db", url, "--revision", "0001")
+    assert done.returncode == EXIT_OK and done.stderr == "", done.stderr
+    with contextlib.closing(sqlite3.connect(tmp_path / "metastore.db")) as conn, conn:
+        conn.execute("UPDATE alembic_version SET version_num = '0099'")  # a newer colstats'
+    for argv in (["upgrade"], ["downgrade", "--revision", "-1"]):
+        done = metastore("db", *argv, "--db", url)
+        assert done.returncode == EXIT_FAILED, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"metastore db {argv[0]}: error: {url} is at revision 0099")

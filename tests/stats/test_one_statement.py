@@ -1,8 +1,9 @@
 """A per-call statistics write on PostgreSQL is one statement, a transaction of its own (the
 function of schema 0010, metastore.stats.one_statement), and writes what the general path
 writes: the same rows, COLUMN_STATS_ACCURATE and versions as a server on SQLite (which takes
-the general path), the same errors for the same requests, also after the columns changed,
-and concurrent writers of one key leave one row with every write's version moved."""
+the general path), the same errors for the same requests, also after the columns changed and
+for an owner without a storage descriptor, and concurrent writers of one key leave one row
+with every write's version moved."""
 
 from __future__ import annotations
 
@@ -433,3 +434,40 @@ def _accurate_after(
         assert statement_count(trace) == 2  # the new table's columns, then the write
     value: str | None = client.get_partition_by_name(db, "t", "ds=1").parameters.get(accurate.KEY)
     return value
+
+
+@pytest.mark.parametrize("call", list(WRITES))
+def test_an_owner_without_a_storage_descriptor_is_answered_as_the_general_path(
+    servers: Servers, call: str
+) -> None:
+    """A table or partition without a storage descriptor (SD_ID NULL, as an adopted HMS
+    database may hold) has no columns: a write of its statistics, after one that the server
+    made while it had them, gets the general path's answer on PostgreSQL, with nothing
+    written and no version moved (the function, run first, finds none of the columns the
+    server last saw, and the server checks the rows against the owner as it is)."""
+    db = _new_db(servers)
+    objs = [_long("c_long")]
+    on_both(servers, lambda client: WRITES[call](client, _stats(db, call, objs)))
+    owner = "TBLS" if call == "update_table_column_statistics" else "PARTITIONS"
+    for running, _ in servers.values():
+        with running.engine.begin() as conn:
+            conn.execute(
+                sa.text(
+                    f'UPDATE "{owner}" SET "SD_ID" = NULL WHERE "TBL_ID" = (SELECT t."TBL_ID" '
+                    'FROM "TBLS" t JOIN "DBS" d ON d."DB_ID" = t."DB_ID" '
+                    'WHERE d."NAME" = :db AND t."TBL_NAME" = \'t\')'
+                ),
+                {"db": db},
+            )
+    before = {b: (_rows(r.engine, db), _versions(r.engine, db)) for b, (r, _) in servers.items()}
+    again = [_long("c_long", 2, 9)]
+    running, _ = servers["postgresql"]
+    with DriverStatements(running.engine) as trace:
+        answers = on_both(servers, lambda client: WRITES[call](client, _stats(db, call, again)))
+        sent = [line.upper() for line in trace.sent()]
+    assert answers["postgresql"] == answers["sqlite"], answers
+    assert answers["sqlite"][0] == "InvalidObjectException", answers
+    # The function first, alone; then the rows checked in a transaction, which is undone.
+    assert "BEGIN" not in sent[0] and "BEGIN" in sent[1] and "ROLLBACK" in sent[-1], sent
+    for backend, (running, _) in servers.items():
+        assert (_rows(running.engine, db), _versions(running.engine, db)) == before[backend]

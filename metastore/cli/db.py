@@ -8,7 +8,6 @@ takes --yes); without a terminal to ask on, it refuses.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -81,22 +80,11 @@ def _missing_file(url: str) -> Path | None:
     return None if path.exists() else path
 
 
-def _log_revisions_run() -> None:
-    """Show the line Alembic logs for each revision it runs ("Running upgrade 0011 -> 0012,
-    ..."), and not the two it logs each time it opens a database (its backend's name,
-    transactional DDL), which said nothing to a user and came before a failure's one line."""
-    from metastore.cli import configure_logging
-
-    configure_logging("INFO")
-    logging.getLogger("alembic.runtime.migration").addFilter(
-        lambda record: record.getMessage().startswith("Running ")
-    )
-
-
 def _upgrade(args: argparse.Namespace) -> int:
+    from metastore.cli import configure_logging
     from metastore.store import migrate, transactions
 
-    _log_revisions_run()
+    configure_logging("INFO")  # Alembic logs a line per revision it runs
     url = _url(args)
     where = transactions.safe_url(url)
     migrate.upgrade(url, args.revision)
@@ -105,6 +93,7 @@ def _upgrade(args: argparse.Namespace) -> int:
 
 
 def _downgrade(args: argparse.Namespace) -> int:
+    from metastore.cli import configure_logging
     from metastore.store import migrate, transactions
 
     url = _url(args, create=False)
@@ -115,7 +104,7 @@ def _downgrade(args: argparse.Namespace) -> int:
     migrate.check_target(url, args.revision, forward=False)  # before asking
     if args.revision == "base" and not args.yes:
         _confirm_dropping_everything(transactions.safe_url(url))
-    _log_revisions_run()
+    configure_logging("INFO")
     migrate.downgrade(url, args.revision)
     print(f"{where} is at revision {migrate.current_revision(url) or '(empty)'}")
     return EXIT_OK

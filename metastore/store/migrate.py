@@ -4,6 +4,7 @@ of a database's schema with the models (`metastore db check`)."""
 
 from __future__ import annotations
 
+import logging
 import re
 import sys
 import warnings
@@ -19,6 +20,17 @@ from alembic.util import CommandError
 
 from metastore.store import hive_schema
 from metastore.store.hive_schema import HiveDatabase
+
+
+def _revision_run(record: logging.LogRecord) -> bool:
+    """Whether Alembic's log RECORD is the line of a revision it runs ("Running upgrade 0011
+    -> 0012, ..."), not one of the two it logs each time it opens a database (its backend's
+    name, transactional DDL), which tell a user nothing: `db upgrade` printed them three
+    times, and before a failure's one line."""
+    return record.getMessage().startswith("Running ")
+
+
+logging.getLogger("alembic.runtime.migration").addFilter(_revision_run)
 
 
 def alembic_config(url: str) -> Config:

@@ -21,16 +21,17 @@ from alembic.util import CommandError
 from metastore.store import hive_schema
 from metastore.store.hive_schema import HiveDatabase
 
-
-def _revision_run(record: logging.LogRecord) -> bool:
-    """Whether Alembic's log RECORD is the line of a revision it runs ("Running upgrade 0011
-    -> 0012, ..."), not one of the two it logs each time it opens a database (its backend's
-    name, transactional DDL), which tell a user nothing: `db upgrade` printed them three
-    times, and before a failure's one line."""
-    return record.getMessage().startswith("Running ")
+_OPENING_LINES = ("Context impl %s.", "Will assume %s DDL.")
+"""What Alembic logs each time it opens a database (its backend's name, transactional DDL),
+which tells a user nothing: `db upgrade` printed both three times, and before a failure's one
+line. Its line for each revision it runs ("Running upgrade 0011 -> 0012, ...") stays."""
 
 
-logging.getLogger("alembic.runtime.migration").addFilter(_revision_run)
+def _not_opening(record: logging.LogRecord) -> bool:
+    return record.msg not in _OPENING_LINES
+
+
+logging.getLogger("alembic.runtime.migration").addFilter(_not_opening)
 
 
 def alembic_config(url: str) -> Config:

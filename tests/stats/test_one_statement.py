@@ -447,7 +447,8 @@ def test_an_owner_without_a_storage_descriptor_is_answered_as_the_general_path(
     server last saw, and the server checks the rows against the owner as it is)."""
     db = _new_db(servers)
     objs = [_long("c_long")]
-    on_both(servers, lambda client: WRITES[call](client, _stats(db, call, objs)))
+    written = on_both(servers, lambda client: WRITES[call](client, _stats(db, call, objs)))
+    assert written == {"sqlite": ("answer", True), "postgresql": ("answer", True)}, written
     owner = "TBLS" if call == "update_table_column_statistics" else "PARTITIONS"
     for running, _ in servers.values():
         with running.engine.begin() as conn:
